@@ -1,0 +1,88 @@
+// The backend interface. A backend says which nodes it supports, compiles a node (with its
+// concrete input/output shapes) into a Kernel, and owns its device buffers and copies.
+// Kernels hold no mutable state and never allocate: scratch memory is declared at compile
+// time (scratch_bytes) and handed in by the executor from the plan's arena.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/ops/op_schema.h"
+#include "tessera/graph.h"
+#include "tessera/status.h"
+#include "tessera/tensor.h"
+
+namespace tessera {
+
+/// What a kernel sees when it runs. Tensors are host tensors for the CPU backend.
+struct KernelContext {
+  std::vector<const Tensor*> inputs;   // nullptr: an omitted optional input
+  std::vector<Tensor*> outputs;        // shapes set, buffers bound by the executor
+  void* scratch = nullptr;             // scratch_bytes() bytes, 64-byte aligned
+  bool has_input(size_t i) const { return i < inputs.size() && inputs[i] != nullptr; }
+  const Tensor& input(size_t i) const { return *inputs[i]; }
+  Tensor& output(size_t i) const { return *outputs[i]; }
+};
+
+/// A compiled node: attributes parsed and shapes fixed at plan time.
+class Kernel {
+ public:
+  virtual ~Kernel() = default;
+  /// Scratch memory this kernel needs per run, in bytes.
+  virtual size_t scratch_bytes() const { return 0; }
+  virtual Status run(const KernelContext& ctx) const = 0;
+};
+
+/// What compile() gets: the node and the plan-time facts about its inputs and outputs.
+struct CompileContext {
+  const Node& node;
+  const std::vector<const ValueInfo*>& inputs;  // nullptr: omitted optional input
+  const std::vector<ValueInfo>& outputs;
+  bool has_input(size_t i) const { return i < inputs.size() && inputs[i] != nullptr; }
+  const ValueInfo& input(size_t i) const { return *inputs[i]; }
+  Status error(const std::string& msg) const { return invalid_argument(node.describe() + ": " + msg); }
+  Status unsupported(const std::string& msg) const { return unimplemented(node.describe() + ": " + msg); }
+};
+
+using KernelFactory = Result<std::unique_ptr<Kernel>> (*)(const CompileContext& ctx);
+
+/// A Kernel made from a callable `Status f(const KernelContext&)`; the callable captures
+/// the parsed attributes by value.
+template <typename F>
+class FnKernel final : public Kernel {
+ public:
+  FnKernel(F f, size_t scratch) : f_(std::move(f)), scratch_(scratch) {}
+  size_t scratch_bytes() const override { return scratch_; }
+  Status run(const KernelContext& ctx) const override { return f_(ctx); }
+
+ private:
+  F f_;
+  size_t scratch_;
+};
+
+template <typename F>
+Result<std::unique_ptr<Kernel>> make_fn_kernel(F f, size_t scratch_bytes = 0) {
+  return std::unique_ptr<Kernel>(new FnKernel<F>(std::move(f), scratch_bytes));
+}
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  /// Short name used in preference lists and reports: "cpu", "vulkan", "cuda".
+  virtual std::string name() const = 0;
+  /// True if this backend can run `ctx.node` with these dtypes and shapes.
+  virtual bool supports(const CompileContext& ctx) const = 0;
+  virtual Result<std::unique_ptr<Kernel>> compile(const CompileContext& ctx) const = 0;
+  /// True when the backend's buffers are host memory (no copies needed to/from the CPU).
+  virtual bool host_memory() const { return true; }
+  /// Waits for all work submitted by this backend to finish.
+  virtual Status synchronize() { return Status::ok(); }
+};
+
+/// The CPU backend: reference kernels for every op of op_list.def.
+std::unique_ptr<Backend> make_cpu_backend();
+/// Creates a backend by name ("cpu"); errors naming the backend if unknown or not built.
+Result<std::unique_ptr<Backend>> make_backend(const std::string& name);
+
+}  // namespace tessera

@@ -1,0 +1,57 @@
+// The CPU backend. Today it dispatches every node to its reference kernel; the x86 and
+// ARM optimized kernels will be chosen here first, with the reference as the fallback.
+#include <unordered_map>
+
+#include "backends/backend.h"
+#include "backends/cpu/ref/ref_kernels.h"
+
+namespace tessera {
+
+namespace ref {
+
+KernelFactory find_ref_kernel(const std::string& op_type) {
+  static const std::unordered_map<std::string, KernelFactory> kTable = {
+#define TSR_OP(name) {#name, &make_##name},
+#include "runtime/ops/op_list.def"
+#undef TSR_OP
+  };
+  auto it = kTable.find(op_type);
+  return it == kTable.end() ? nullptr : it->second;
+}
+
+std::vector<int64_t> contiguous_strides(const Shape& shape) {
+  std::vector<int64_t> s(shape.size(), 1);
+  for (int i = static_cast<int>(shape.size()) - 2; i >= 0; --i) s[i] = s[i + 1] * shape[i + 1];
+  return s;
+}
+
+}  // namespace ref
+
+namespace {
+
+class CpuBackend final : public Backend {
+ public:
+  std::string name() const override { return "cpu"; }
+  bool supports(const CompileContext& ctx) const override {
+    return (ctx.node.domain.empty() || ctx.node.domain == "ai.onnx") &&
+           ref::find_ref_kernel(ctx.node.op_type) != nullptr;
+  }
+  Result<std::unique_ptr<Kernel>> compile(const CompileContext& ctx) const override {
+    KernelFactory f = ref::find_ref_kernel(ctx.node.op_type);
+    if (!f) return unimplemented(ctx.node.describe() + ": no CPU kernel for op " + ctx.node.op_type);
+    return f(ctx);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_cpu_backend() { return std::make_unique<CpuBackend>(); }
+
+Result<std::unique_ptr<Backend>> make_backend(const std::string& name) {
+  if (name == "cpu") return make_cpu_backend();
+  if (name == "vulkan" || name == "cuda")
+    return unimplemented("backend '" + name + "' is not implemented yet (available: cpu)");
+  return invalid_argument("unknown backend '" + name + "' (available: cpu)");
+}
+
+}  // namespace tessera

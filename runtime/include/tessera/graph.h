@@ -1,0 +1,125 @@
+// The Graph IR: the in-memory form of a model that the converter builds from ONNX, the
+// .tsr reader builds from a file, the planner plans and (later) autodiff extends with a
+// backward graph. Ops and attributes are named exactly as in the ONNX operator spec.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "tessera/status.h"
+#include "tessera/tensor.h"
+
+namespace tessera {
+
+struct Graph;
+
+/// One dim of a declared shape: a fixed size (value >= 0) or a symbol (value == -1, e.g.
+/// "batch"; an empty symbol is an anonymous unknown dim). Resolved when the planner sees
+/// concrete input shapes.
+struct Dim {
+  int64_t value = -1;
+  std::string symbol;
+  bool is_static() const { return value >= 0; }
+};
+
+/// A value (edge) of a graph: a graph input, an initializer, or a node output.
+struct Value {
+  std::string name;
+  DType dtype = DType::kUndefined;
+  bool has_shape = false;                       // false: rank unknown
+  std::vector<Dim> shape;                       // declared (maybe symbolic) shape
+  std::shared_ptr<const Tensor> initializer;    // set for constants (weights)
+  bool outer_scope = false;                     // a value of an enclosing graph (subgraphs)
+  bool trainable = false;                       // training state: updated by the optimizer
+};
+
+/// The ONNX attribute kinds (AttributeProto.AttributeType).
+enum class AttrType : int8_t {
+  kUndefined = 0, kFloat = 1, kInt = 2, kString = 3, kTensor = 4, kGraph = 5,
+  kFloats = 6, kInts = 7, kStrings = 8, kTensors = 9, kGraphs = 10
+};
+
+struct Attribute {
+  std::string name;
+  AttrType type = AttrType::kUndefined;
+  float f = 0;
+  int64_t i = 0;
+  std::string s;
+  std::vector<float> floats;
+  std::vector<int64_t> ints;
+  std::vector<std::string> strings;
+  std::shared_ptr<const Tensor> t;
+  std::shared_ptr<Graph> g;
+  std::vector<std::shared_ptr<Graph>> graphs;
+};
+
+/// One operator application. `inputs`/`outputs` index the owning Graph's `values`;
+/// an input of -1 is an omitted optional input.
+struct Node {
+  std::string name;
+  std::string op_type;   // "Conv"
+  std::string domain;    // "" = ONNX default domain (ai.onnx)
+  int opset = 0;         // opset version of `domain` this node follows
+  std::vector<int> inputs;
+  std::vector<int> outputs;
+  std::vector<Attribute> attributes;
+  int pipeline_stage = -1;
+
+  const Attribute* find_attr(const std::string& n) const;
+  // Typed getters: return `def` when the attribute is absent or has another type.
+  int64_t attr_i(const std::string& n, int64_t def) const;
+  float attr_f(const std::string& n, float def) const;
+  std::string attr_s(const std::string& n, const std::string& def) const;
+  std::vector<int64_t> attr_ints(const std::string& n, const std::vector<int64_t>& def = {}) const;
+  std::vector<float> attr_floats(const std::string& n, const std::vector<float>& def = {}) const;
+  /// "Conv 'conv1'" — how errors name a node.
+  std::string describe() const;
+};
+
+struct Graph {
+  std::string name;
+  std::vector<Value> values;
+  std::vector<Node> nodes;   // topologically sorted
+  std::vector<int> inputs;   // graph inputs (not initializers)
+  std::vector<int> outputs;
+
+  /// Index of the value named `n`, or -1.
+  int find_value(const std::string& n) const;
+  /// Appends a value (its name must be new in this graph) and returns its index.
+  int add_value(Value v);
+  /// Rebuilds the name index after values were edited or removed.
+  void reindex();
+  /// Checks structure: indices in range, names unique, every node input defined before
+  /// use (or an input, initializer or outer-scope value), subgraphs recursively. Errors
+  /// name the node and value.
+  Status validate() const;
+
+ private:
+  std::unordered_map<std::string, int> index_;
+};
+
+struct ModelMetadata {
+  int64_t ir_version = 0;
+  std::string producer_name;
+  std::string producer_version;
+  std::vector<std::pair<std::string, int64_t>> opset_imports;  // (domain, version)
+  std::map<std::string, std::string> properties;
+};
+
+/// A whole model: metadata plus the main graph. Constant tensors may point into a file
+/// mapping; `storage` keeps that mapping alive.
+struct Model {
+  ModelMetadata meta;
+  Graph graph;
+  std::shared_ptr<const void> storage;
+  /// Format version of the file this model was read from (0 when built in memory).
+  uint32_t format_version = 0;
+  /// Opset version of `domain` the model imports, or 0.
+  int64_t opset(const std::string& domain = "") const;
+};
+
+}  // namespace tessera
