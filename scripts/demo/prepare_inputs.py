@@ -146,15 +146,17 @@ def vad_inputs(signal):
     }
 
 
+def model_inputs(model):
+    """{ONNX input name: array} for one model short name (det, rec, cls, vad)."""
+    if model == "vad":
+        return vad_inputs(vad_signal())
+    make = {"det": det_input, "rec": rec_input, "cls": cls_input}[model]
+    return {"x": make(load_photo_bgr())}
+
+
 def all_inputs():
     """model short name -> {ONNX input name: array}."""
-    img = load_photo_bgr()
-    return {
-        "det": {"x": det_input(img)},
-        "rec": {"x": rec_input(img)},
-        "cls": {"x": cls_input(img)},
-        "vad": vad_inputs(vad_signal()),
-    }
+    return {m: model_inputs(m) for m in ("det", "rec", "cls", "vad")}
 
 
 def write_inputs(out_dir, inputs=None):

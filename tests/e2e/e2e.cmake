@@ -1,0 +1,45 @@
+# End-to-end tests of the tessera CLI: the four real models against onnxruntime (computed at
+# test time), and bad-input cases that must fail cleanly. The tests are in
+# real_models_test.py; this file registers them with ctest. Include it from
+# tests/CMakeLists.txt:
+#     include(${CMAKE_CURRENT_SOURCE_DIR}/e2e/e2e.cmake)
+#
+# They need the Python virtual environment of scripts/install_deps.sh (onnxruntime, numpy,
+# scikit-learn) and the models of scripts/fetch_models.sh; both default to the build folder.
+# When either is missing the tests are skipped (exit 77), saying why.
+
+set(TESSERA_PYTHON "${CMAKE_BINARY_DIR}/venv/bin/python" CACHE FILEPATH
+    "Python of the virtual environment made by scripts/install_deps.sh")
+set(TESSERA_MODELS_DIR "${CMAKE_BINARY_DIR}/models" CACHE PATH
+    "Folder of the real ONNX models fetched by scripts/fetch_models.sh")
+
+if(NOT TARGET tessera)
+  message(STATUS "Tessera: no tessera CLI in this build (TESSERA_MINIMAL): no e2e tests")
+else()
+  set(_tsr_e2e_script ${CMAKE_CURRENT_LIST_DIR}/real_models_test.py)
+  set(_tsr_e2e_work ${CMAKE_BINARY_DIR}/e2e)
+  # The wrapper runs the venv's Python when it is there, and otherwise skips (exit 77) with
+  # the reason, so that a build without the venv still runs the other tests.
+  set(_tsr_e2e_cmd /bin/sh ${CMAKE_CURRENT_LIST_DIR}/with_venv_python.sh
+      ${TESSERA_PYTHON} ${_tsr_e2e_script}
+      --tessera $<TARGET_FILE:tessera> --models-dir ${TESSERA_MODELS_DIR})
+
+  # Each real model, converted and run by Tessera, against onnxruntime (rel error <= 1e-4).
+  foreach(_model det rec cls vad)
+    add_test(NAME e2e.real_model.${_model}
+             COMMAND ${_tsr_e2e_cmd} --work-dir ${_tsr_e2e_work}/${_model} --model ${_model})
+    set_tests_properties(e2e.real_model.${_model} PROPERTIES
+      LABELS "e2e" SKIP_RETURN_CODE 77 TIMEOUT 1500
+      ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1")
+  endforeach()
+
+  # Bad input at the command line: a clean non-zero exit that names the problem.
+  foreach(_case convert_missing_file convert_malformed_onnx run_missing_input run_wrong_shape
+                run_wrong_dtype run_truncated_tsr unknown_flag)
+    add_test(NAME e2e.cli.${_case}
+             COMMAND ${_tsr_e2e_cmd} --work-dir ${_tsr_e2e_work}/${_case} --case ${_case})
+    set_tests_properties(e2e.cli.${_case} PROPERTIES
+      LABELS "e2e" SKIP_RETURN_CODE 77 TIMEOUT 600
+      ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1")
+  endforeach()
+endif()
