@@ -106,12 +106,12 @@ demo_model() {
   sed -n 's/^worst: /    /p' "$dir/compare.log"
 }
 
-MODELS="$("$PY" scripts/demo/real_models.py names)"
-for m in $MODELS; do
+read -ra MODELS <<< "$("$PY" scripts/demo/real_models.py names)"
+for m in "${MODELS[@]}"; do
   demo_model "$m" || step "$m: FAILED at $(cat "$DEMO/$m/failed")"
 done
 
 echo
-"$PY" scripts/demo/report.py "$DEMO" --models $MODELS --tol "$TOL" --threads "$THREADS" \
+"$PY" scripts/demo/report.py "$DEMO" --models "${MODELS[@]}" --tol "$TOL" --threads "$THREADS" \
   --runs "$RUNS" | tee "$DEMO/table.md"
 exit "${PIPESTATUS[0]}"
