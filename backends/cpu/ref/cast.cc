@@ -1,0 +1,50 @@
+// Cast reference kernel (runtime/ops/cast.cc): y[i] = convert<To>(x[i]).
+//   to bool: x != 0.  float -> int: truncate, NaN -> 0, saturate out of range.
+//   int -> narrower int: two's-complement wrap.  double -> float: round to nearest.
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
+#include "backends/cpu/ref/ref_kernels.h"
+
+namespace tessera::ref {
+
+namespace {
+template <typename To, typename From>
+To convert(From v) {
+  if constexpr (std::is_same_v<To, bool>) {
+    return v != From(0);
+  } else if constexpr (std::is_floating_point_v<From> && std::is_integral_v<To>) {
+    if (std::isnan(v)) return To(0);
+    if (v <= static_cast<From>(std::numeric_limits<To>::lowest())) return std::numeric_limits<To>::lowest();
+    // max() may round up to 2^bits when converted; values at or above it saturate.
+    if (v >= static_cast<From>(std::numeric_limits<To>::max())) return std::numeric_limits<To>::max();
+    return static_cast<To>(v);
+  } else if constexpr (std::is_same_v<From, double> && std::is_same_v<To, float>) {
+    if (std::isfinite(v) && std::fabs(v) > static_cast<double>(std::numeric_limits<float>::max()))
+      return v > 0 ? std::numeric_limits<float>::infinity() : -std::numeric_limits<float>::infinity();
+    return static_cast<float>(v);
+  } else {
+    return static_cast<To>(v);
+  }
+}
+}  // namespace
+
+Result<std::unique_ptr<Kernel>> make_Cast(const CompileContext&) {
+  return make_fn_kernel([](const KernelContext& k) -> Status {
+    const Tensor& x = k.input(0);
+    Tensor& y = k.output(0);
+    return dispatch_numeric(x.dtype(), [&](auto from_tag) -> Status {
+      using From = decltype(from_tag);
+      return dispatch_numeric(y.dtype(), [&](auto to_tag) -> Status {
+        using To = decltype(to_tag);
+        const From* px = x.data_as<From>();
+        To* py = y.data_as<To>();
+        for (int64_t i = 0; i < x.numel(); ++i) py[i] = convert<To>(px[i]);
+        return Status::ok();
+      });
+    });
+  });
+}
+
+}  // namespace tessera::ref

@@ -1,0 +1,28 @@
+// Cast (ONNX opset 6, 9, 13, 19, 21): converts between the numeric dtypes and bool.
+// Float -> integer truncates toward zero; NaN becomes 0 and out-of-range values saturate
+// (the spec leaves both undefined). Any -> bool is x != 0. `saturate` (opset 19) only
+// concerns float8 types and is ignored. String, float16, bfloat16 and float8 are not
+// supported yet.
+#include "runtime/ops/dtype_rules.h"
+#include "runtime/ops/op_schema.h"
+
+namespace tessera {
+
+namespace {
+Status infer(InferContext& ctx) {
+  const Attribute* to = ctx.node().find_attr("to");
+  if (!to || to->type != AttrType::kInt) return ctx.error("attribute 'to' (int) is required");
+  if (to->i < 0 || to->i > 1000 || !dtype_is_valid(static_cast<int32_t>(to->i)))
+    return ctx.error("attribute 'to' is " + std::to_string(to->i) + ", not a valid ONNX dtype");
+  const DType target = static_cast<DType>(to->i);
+  if (!dtype_is_computable(target))
+    return ctx.unsupported(std::string("Cast to ") + dtype_name(target) + " is not supported yet");
+  TSR_RETURN_IF_ERROR(check_input_dtype(ctx, 0, dtype_is_computable, "a numeric dtype or bool"));
+  ctx.output(0) = {target, ctx.input(0).shape, nullptr};
+  return Status::ok();
+}
+}  // namespace
+
+const OpSchema kSchema_Cast = {"Cast", 1, 1, 1, 1, infer};
+
+}  // namespace tessera

@@ -1,0 +1,45 @@
+// Dtype predicates the section-B schemas (elementwise, shape, reduction ops) use to check
+// their inputs against the ONNX type constraints. Float16/bfloat16 tensors can be held but
+// not computed on yet: schemas report them as unimplemented.
+#pragma once
+
+#include <string>
+
+#include "runtime/ops/op_schema.h"
+
+namespace tessera {
+
+inline bool dtype_is_float(DType d) { return d == DType::kFloat32 || d == DType::kFloat64; }
+inline bool dtype_is_int(DType d) {
+  switch (d) {
+    case DType::kInt8: case DType::kUInt8: case DType::kInt16: case DType::kUInt16:
+    case DType::kInt32: case DType::kUInt32: case DType::kInt64: case DType::kUInt64: return true;
+    default: return false;
+  }
+}
+inline bool dtype_is_numeric(DType d) { return dtype_is_float(d) || dtype_is_int(d); }
+/// Float, integer or bool: what the reference kernels can compute on.
+inline bool dtype_is_computable(DType d) { return dtype_is_numeric(d) || d == DType::kBool; }
+
+/// Checks input `i`'s dtype with `pred`; unimplemented for dtypes Tessera holds but does not
+/// compute on (float16, bfloat16, string), invalid_argument otherwise. `want` names the
+/// accepted dtypes for the message ("float or double").
+template <typename Pred>
+Status check_input_dtype(const InferContext& ctx, size_t i, Pred pred, const char* want) {
+  DType d = ctx.input(i).dtype;
+  if (pred(d)) return Status::ok();
+  std::string msg = "input " + std::to_string(i) + " has dtype " + dtype_name(d) + "; expected " + want;
+  if (d == DType::kFloat16 || d == DType::kBFloat16 || d == DType::kString) return ctx.unsupported(msg);
+  return ctx.error(msg);
+}
+
+/// Checks that inputs `first..` (those present) all have input `first`'s dtype.
+inline Status check_same_dtype(const InferContext& ctx, size_t first = 0) {
+  for (size_t i = first + 1; i < ctx.num_inputs(); ++i)
+    if (ctx.has_input(i) && ctx.input(i).dtype != ctx.input(first).dtype)
+      return ctx.error("input " + std::to_string(i) + " has dtype " + dtype_name(ctx.input(i).dtype) + " but input " +
+                       std::to_string(first) + " has " + dtype_name(ctx.input(first).dtype));
+  return Status::ok();
+}
+
+}  // namespace tessera
