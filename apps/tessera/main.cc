@@ -1,1 +1,389 @@
-int main() { return 0; }
+// tessera: the converter and runner CLI.
+//   tessera convert IN.onnx -o OUT.tsr
+//   tessera inspect FILE.tsr [--json]
+//   tessera run FILE.tsr --input NAME=FILE.npy ... --output-dir DIR [--backend cpu] [--verbose]
+//   tessera bench FILE.tsr [--input NAME=FILE.npy ... | --random] --threads N --runs K [--json]
+// Every failure prints "tessera: error: ..." naming the culprit and exits non-zero.
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <random>
+#include <sstream>
+#include <sys/stat.h>
+
+#include "converter/converter.h"
+#include "npy.h"
+#include "tessera/session.h"
+#include "tessera/tsr_file.h"
+
+#ifndef TESSERA_VERSION
+#define TESSERA_VERSION "0.0.0"
+#endif
+
+namespace tessera {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+
+int fail(const Status& s) {
+  std::cerr << "tessera: error: " << s.to_string() << "\n";
+  return 1;
+}
+
+std::string json_escape(const std::string& s) {
+  std::string o;
+  for (char c : s) {
+    if (c == '"' || c == '\\') o += '\\', o += c;
+    else if (static_cast<unsigned char>(c) < 0x20) {
+      char b[8];
+      std::snprintf(b, sizeof b, "\\u%04x", c);
+      o += b;
+    } else o += c;
+  }
+  return o;
+}
+
+std::string dims_to_string(const TensorInfo& t) {
+  if (!t.has_shape) return "?";
+  std::string s = "[";
+  for (size_t i = 0; i < t.shape.size(); ++i) {
+    if (i) s += ",";
+    s += t.shape[i].is_static() ? std::to_string(t.shape[i].value) : (t.shape[i].symbol.empty() ? "?" : t.shape[i].symbol);
+  }
+  return s + "]";
+}
+
+/// File name for an output: characters outside [A-Za-z0-9._-] become '_'.
+std::string sanitize(const std::string& name) {
+  std::string s = name;
+  for (char& c : s)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-')) c = '_';
+  return s.empty() ? "_" : s;
+}
+
+void count_ops(const Graph& g, std::map<std::string, int>& ops) {
+  for (const Node& n : g.nodes) {
+    ++ops[n.domain.empty() ? n.op_type : n.domain + "." + n.op_type];
+    for (const Attribute& a : n.attributes) {
+      if (a.g) count_ops(*a.g, ops);
+      for (const auto& sg : a.graphs) count_ops(*sg, ops);
+    }
+  }
+}
+
+uint64_t weight_bytes(const Graph& g) {
+  uint64_t b = 0;
+  for (const Value& v : g.values)
+    if (v.initializer) b += v.initializer->nbytes();
+  for (const Node& n : g.nodes)
+    for (const Attribute& a : n.attributes) {
+      if (a.t) b += a.t->nbytes();
+      if (a.g) b += weight_bytes(*a.g);
+      for (const auto& sg : a.graphs) b += weight_bytes(*sg);
+    }
+  return b;
+}
+
+// ---- inputs for run / bench ----
+
+struct InputArgs {
+  std::vector<std::string> inputs;  // NAME=FILE.npy
+  std::vector<std::string> shapes;  // NAME=1x3x224x224 (for --random)
+  bool random = false;
+  uint32_t seed = 0;
+};
+
+Result<Shape> parse_dims(const std::string& s, const std::string& what) {
+  Shape shape;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, 'x')) {
+    try {
+      size_t used = 0;
+      long long v = std::stoll(item, &used);
+      if (used != item.size() || v < 0) throw std::invalid_argument(item);
+      shape.push_back(v);
+    } catch (const std::exception&) {
+      return invalid_argument(what + ": bad dim '" + item + "' in '" + s + "' (expected e.g. 1x3x224x224)");
+    }
+  }
+  return shape;
+}
+
+Result<std::vector<std::pair<std::string, Tensor>>> load_inputs(const Session& s, const InputArgs& a) {
+  std::vector<std::pair<std::string, Tensor>> out;
+  std::map<std::string, Shape> shapes;
+  for (const std::string& kv : a.shapes) {
+    size_t eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) return invalid_argument("--shape '" + kv + "': expected NAME=DIMS");
+    TSR_ASSIGN_OR_RETURN(Shape sh, parse_dims(kv.substr(eq + 1), "--shape " + kv.substr(0, eq)));
+    shapes[kv.substr(0, eq)] = sh;
+  }
+  for (const std::string& kv : a.inputs) {
+    size_t eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) return invalid_argument("--input '" + kv + "': expected NAME=FILE.npy");
+    std::string name = kv.substr(0, eq);
+    auto t = read_npy(kv.substr(eq + 1));
+    if (!t.is_ok()) return t.status().with_context("--input " + name);
+    out.emplace_back(name, std::move(t).value());
+  }
+  if (!a.random) return out;
+  std::mt19937 rng(a.seed);
+  for (const TensorInfo& in : s.inputs()) {
+    bool given = false;
+    for (auto& [n, t] : out) given |= n == in.name;
+    if (given) continue;
+    Shape shape;
+    if (shapes.count(in.name)) {
+      shape = shapes[in.name];
+    } else {
+      if (!in.has_shape) return invalid_argument("input '" + in.name + "' has no declared shape; give --shape " + in.name + "=DIMS");
+      for (const Dim& d : in.shape) {
+        if (!d.is_static())
+          return invalid_argument("input '" + in.name + "' has symbolic dim '" + d.symbol + "'; give --shape " + in.name + "=DIMS");
+        shape.push_back(d.value);
+      }
+    }
+    TSR_ASSIGN_OR_RETURN(Tensor t, Tensor::allocate(in.dtype, shape));
+    std::uniform_real_distribution<float> uf(-1.f, 1.f);
+    std::uniform_int_distribution<int> ui(0, 9);
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      switch (in.dtype) {
+        case DType::kFloat32: t.data_as<float>()[i] = uf(rng); break;
+        case DType::kFloat64: t.data_as<double>()[i] = uf(rng); break;
+        case DType::kInt64: t.data_as<int64_t>()[i] = ui(rng); break;
+        case DType::kInt32: t.data_as<int32_t>()[i] = ui(rng); break;
+        case DType::kBool: t.data_as<bool>()[i] = ui(rng) & 1; break;
+        default: return unimplemented(std::string("--random cannot fill dtype ") + dtype_name(in.dtype) + " of input '" + in.name + "'");
+      }
+    }
+    out.emplace_back(in.name, std::move(t));
+  }
+  return out;
+}
+
+Result<std::unique_ptr<Session>> open_session(const std::string& path, const std::string& backend, int threads) {
+  SessionOptions o;
+  o.backends.clear();
+  std::stringstream ss(backend);
+  std::string b;
+  while (std::getline(ss, b, ',')) o.backends.push_back(b);
+  if (o.backends.empty()) return invalid_argument("--backend is empty");
+  o.threads = threads;
+  return Session::load(path, o);
+}
+
+// ---- commands ----
+
+int cmd_convert(const std::string& in, const std::string& out, const ConvertOptions& opt) {
+  auto t0 = Clock::now();
+  ConvertReport rep;
+  Status s = convert_onnx_file(in, out, opt, &rep);
+  if (!s.is_ok()) return fail(s);
+  for (const auto& w : rep.warnings) std::cerr << "tessera: warning: " << w << "\n";
+  std::printf("converted %s -> %s in %.1f ms\n", in.c_str(), out.c_str(), ms_since(t0));
+  std::printf("  nodes: %d in ONNX, %d in .tsr (%d Constant nodes to weights, %d folded, %d Conv+BatchNormalization fused, %d dead removed)\n",
+              rep.nodes_in, rep.nodes_out, rep.constants_to_weights, rep.folded, rep.batchnorms_folded, rep.dead_removed);
+  return 0;
+}
+
+int cmd_inspect(const std::string& path, bool json) {
+  auto t0 = Clock::now();
+  auto sr = Session::load(path);
+  if (!sr.is_ok()) return fail(sr.status());
+  double load_ms = ms_since(t0);
+  const Session& s = *sr.value();
+  const Model& m = s.model();
+  std::map<std::string, int> ops;
+  count_ops(m.graph, ops);
+  int nodes = count_nodes(m.graph);
+  uint64_t wb = weight_bytes(m.graph);
+  struct stat st {};
+  ::stat(path.c_str(), &st);
+  if (json) {
+    std::printf("{\"file\":\"%s\",\"format_version\":%u,\"file_bytes\":%lld,\"nodes\":%d,\"weight_bytes\":%llu,\"load_ms\":%.3f,",
+                json_escape(path).c_str(), m.format_version, static_cast<long long>(st.st_size), nodes,
+                static_cast<unsigned long long>(wb), load_ms);
+    auto io = [&](const char* key, const std::vector<TensorInfo>& v) {
+      std::printf("\"%s\":[", key);
+      for (size_t i = 0; i < v.size(); ++i)
+        std::printf("%s{\"name\":\"%s\",\"dtype\":\"%s\",\"shape\":\"%s\"}", i ? "," : "", json_escape(v[i].name).c_str(),
+                    dtype_name(v[i].dtype), json_escape(dims_to_string(v[i])).c_str());
+      std::printf("],");
+    };
+    io("inputs", s.inputs());
+    io("outputs", s.outputs());
+    std::printf("\"ops\":{");
+    size_t k = 0;
+    for (const auto& [op, c] : ops) std::printf("%s\"%s\":%d", k++ ? "," : "", json_escape(op).c_str(), c);
+    std::printf("},\"sharding\":null}\n");
+    return 0;
+  }
+  std::printf("file:            %s (%lld bytes)\n", path.c_str(), static_cast<long long>(st.st_size));
+  std::printf("format version:  %u (TSR1)\n", m.format_version);
+  std::printf("producer:        %s %s (from %s)\n", m.meta.producer_name.c_str(), m.meta.producer_version.c_str(),
+              m.meta.properties.count("source_producer") ? m.meta.properties.at("source_producer").c_str() : "?");
+  std::printf("opsets:         ");
+  for (const auto& [d, v] : m.meta.opset_imports) std::printf(" %s:%lld", d.empty() ? "ai.onnx" : d.c_str(), static_cast<long long>(v));
+  std::printf("\nload time:       %.3f ms (mmap + verify + IR)\n", load_ms);
+  std::printf("weights:         %llu bytes\n", static_cast<unsigned long long>(wb));
+  std::printf("nodes:           %d (including subgraphs)\n", nodes);
+  std::printf("sharding:        none (single device)\n");
+  std::printf("inputs:\n");
+  for (const auto& t : s.inputs()) std::printf("  %-30s %-8s %s\n", t.name.c_str(), dtype_name(t.dtype), dims_to_string(t).c_str());
+  std::printf("outputs:\n");
+  for (const auto& t : s.outputs()) std::printf("  %-30s %-8s %s\n", t.name.c_str(), dtype_name(t.dtype), dims_to_string(t).c_str());
+  std::printf("ops:\n");
+  for (const auto& [op, c] : ops) std::printf("  %-28s %d\n", op.c_str(), c);
+  return 0;
+}
+
+int cmd_run(const std::string& path, const InputArgs& ia, const std::string& out_dir, const std::string& backend,
+            bool verbose) {
+  auto sr = open_session(path, backend, 0);
+  if (!sr.is_ok()) return fail(sr.status());
+  Session& s = *sr.value();
+  auto inputs = load_inputs(s, ia);
+  if (!inputs.is_ok()) return fail(inputs.status());
+  auto t0 = Clock::now();
+  auto outs = s.run(inputs.value());
+  if (!outs.is_ok()) return fail(outs.status());
+  double run_ms = ms_since(t0);
+  if (verbose) {
+    PlanStats st = s.plan_stats();
+    std::printf("plan: %zu kernels, %d nodes folded at plan time, arena %llu bytes (peak activations), planned in %.2f ms\n",
+                st.steps, st.folded_nodes, static_cast<unsigned long long>(st.arena_bytes), st.plan_ms);
+    for (const auto& p : st.placements) std::printf("  %s\n", p.c_str());
+  }
+  if (!out_dir.empty()) ::mkdir(out_dir.c_str(), 0755);
+  for (size_t i = 0; i < outs.value().size(); ++i) {
+    const Tensor& t = outs.value()[i];
+    std::string name = s.outputs()[i].name;
+    std::printf("output %-30s %s\n", name.c_str(), t.describe().c_str());
+    if (!out_dir.empty()) {
+      std::string file = out_dir + "/" + sanitize(name) + ".npy";
+      Status w = write_npy(file, t);
+      if (!w.is_ok()) return fail(w);
+    }
+  }
+  std::printf("load %.2f ms, first run %.2f ms (includes planning)\n", s.load_ms(), run_ms);
+  return 0;
+}
+
+int cmd_bench(const std::string& path, const InputArgs& ia, const std::string& backend, int threads, int runs, int warmup,
+              bool json) {
+  auto sr = open_session(path, backend, threads);
+  if (!sr.is_ok()) return fail(sr.status());
+  Session& s = *sr.value();
+  auto inputs = load_inputs(s, ia);
+  if (!inputs.is_ok()) return fail(inputs.status());
+  for (int i = 0; i < warmup; ++i) {
+    auto o = s.run(inputs.value());
+    if (!o.is_ok()) return fail(o.status());
+  }
+  std::vector<double> ms;
+  for (int i = 0; i < runs; ++i) {
+    auto t0 = Clock::now();
+    auto o = s.run(inputs.value());
+    ms.push_back(ms_since(t0));
+    if (!o.is_ok()) return fail(o.status());
+  }
+  std::sort(ms.begin(), ms.end());
+  double median = ms[ms.size() / 2];
+  if (ms.size() % 2 == 0) median = (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]) / 2;
+  double p90 = ms[std::min(ms.size() - 1, static_cast<size_t>(0.9 * static_cast<double>(ms.size())))];
+  PlanStats st = s.plan_stats();
+  if (!json) {
+    std::printf("model:        %s\n", path.c_str());
+    std::printf("load:         %.3f ms\n", s.load_ms());
+    std::printf("threads:      %d (reference kernels run on one)\n", threads);
+    std::printf("runs:         %d after %d warm-up\n", runs, warmup);
+    std::printf("median:       %.3f ms\n", median);
+    std::printf("p90:          %.3f ms\n", p90);
+    std::printf("arena:        %llu bytes peak activations\n", static_cast<unsigned long long>(st.arena_bytes));
+  }
+  std::printf("{\"load_ms\":%.3f,\"median_ms\":%.3f,\"p90_ms\":%.3f,\"min_ms\":%.3f,\"runs\":%d,\"threads\":%d,\"arena_bytes\":%llu}\n",
+              s.load_ms(), median, p90, ms.front(), runs, threads, static_cast<unsigned long long>(st.arena_bytes));
+  return 0;
+}
+
+void add_input_options(CLI::App* c, InputArgs& ia) {
+  c->add_option("--input,-i", ia.inputs, "NAME=FILE.npy, one per model input");
+  c->add_option("--shape", ia.shapes, "NAME=DIMS (e.g. x=1x3x224x224) for --random inputs with symbolic dims");
+  c->add_flag("--random", ia.random, "fill inputs not given by --input with random values");
+  c->add_option("--seed", ia.seed, "seed for --random");
+}
+
+}  // namespace
+}  // namespace tessera
+
+int main(int argc, char** argv) {
+  using namespace tessera;
+  CLI::App app{"tessera: convert ONNX models to .tsr and run them"};
+  app.set_version_flag("--version", std::string("tessera ") + TESSERA_VERSION + " (format TSR1 v" +
+                                        std::to_string(kTsrFormatVersion) + ")");
+  app.require_subcommand(1);
+
+  std::string conv_in, conv_out;
+  ConvertOptions copt;
+  bool no_fold = false, no_bn = false, no_dce = false;
+  auto* convert = app.add_subcommand("convert", "convert an ONNX model to a .tsr file");
+  convert->add_option("model", conv_in, "input .onnx file")->required();
+  convert->add_option("-o,--output", conv_out, "output .tsr file")->required();
+  convert->add_flag("--no-fold", no_fold, "skip constant folding");
+  convert->add_flag("--no-bn-fold", no_bn, "skip Conv+BatchNormalization folding");
+  convert->add_flag("--no-dce", no_dce, "skip dead-code removal");
+
+  std::string insp_path;
+  bool insp_json = false;
+  auto* inspect = app.add_subcommand("inspect", "print a .tsr file's inputs, outputs, ops, weights and load time");
+  inspect->add_option("model", insp_path, ".tsr file")->required();
+  inspect->add_flag("--json", insp_json, "print one JSON object");
+
+  std::string run_path, run_out, run_backend = "cpu";
+  bool run_verbose = false;
+  InputArgs run_in;
+  auto* run = app.add_subcommand("run", "run a .tsr model on .npy inputs and write .npy outputs");
+  run->add_option("model", run_path, ".tsr file")->required();
+  add_input_options(run, run_in);
+  run->add_option("--output-dir,-o", run_out, "write each output as DIR/<output name>.npy");
+  run->add_option("--backend", run_backend, "backend preference list, e.g. cpu");
+  run->add_flag("--verbose,-v", run_verbose, "print the plan: which node runs where, arena size");
+
+  std::string bench_path, bench_backend = "cpu";
+  int bench_threads = 1, bench_runs = 20, bench_warmup = 3;
+  bool bench_json = false;
+  InputArgs bench_in;
+  auto* bench = app.add_subcommand("bench", "time a .tsr model: load time, median and p90 latency");
+  bench->add_option("model", bench_path, ".tsr file")->required();
+  add_input_options(bench, bench_in);
+  bench->add_option("--threads", bench_threads, "CPU threads")->check(CLI::Range(1, 1024));
+  bench->add_option("--runs", bench_runs, "timed runs")->check(CLI::Range(1, 1000000));
+  bench->add_option("--warmup", bench_warmup, "untimed warm-up runs")->check(CLI::Range(0, 1000000));
+  bench->add_option("--backend", bench_backend, "backend preference list, e.g. cpu");
+  bench->add_flag("--json", bench_json, "print only the JSON line");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  if (*convert) {
+    copt.fold_constants = !no_fold;
+    copt.fold_batchnorm = !no_bn;
+    copt.remove_dead = !no_dce;
+    return cmd_convert(conv_in, conv_out, copt);
+  }
+  if (*inspect) return cmd_inspect(insp_path, insp_json);
+  if (*run) {
+    if (run_in.inputs.empty() && !run_in.random) return fail(invalid_argument("give --input NAME=FILE.npy for each input, or --random"));
+    return cmd_run(run_path, run_in, run_out, run_backend, run_verbose);
+  }
+  if (*bench) return cmd_bench(bench_path, bench_in, bench_backend, bench_threads, bench_runs, bench_warmup, bench_json);
+  return 1;
+}

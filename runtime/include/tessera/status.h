@@ -87,7 +87,7 @@ class [[nodiscard]] Result {
 
 /// `TSR_ASSIGN_OR_RETURN(auto x, f())`: unwraps a Result or returns its Status.
 #define TSR_ASSIGN_OR_RETURN(lhs, expr) \
-  TSR_ASSIGN_OR_RETURN_IMPL(TSR_CONCAT(_tsr_r, __LINE__), lhs, expr)
+  TSR_ASSIGN_OR_RETURN_IMPL(TSR_CONCAT(_tsr_r, __COUNTER__), lhs, expr)
 #define TSR_ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr) \
   auto tmp = (expr);                              \
   if (!tmp.is_ok()) return tmp.status();          \

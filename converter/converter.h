@@ -1,0 +1,51 @@
+// The converter: ONNX model -> Graph IR -> optimization passes -> .tsr file.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tessera/graph.h"
+#include "tessera/status.h"
+
+namespace tessera {
+
+struct ConvertOptions {
+  bool fold_constants = true;    // evaluate nodes whose inputs are all constant
+  bool fold_batchnorm = true;    // Conv + BatchNormalization -> Conv
+  bool remove_dead = true;       // drop nodes and weights no output depends on
+  bool onnx_shape_inference = true;  // record ONNX's inferred (symbolic) shapes
+  /// Largest tensor (bytes) constant folding may create.
+  int64_t max_folded_bytes = int64_t{64} << 20;
+};
+
+struct ConvertReport {
+  int nodes_in = 0;          // nodes in the ONNX model (all graphs)
+  int nodes_out = 0;         // nodes in the converted model (all graphs)
+  int constants_to_weights = 0;
+  int folded = 0;
+  int batchnorms_folded = 0;
+  int dead_removed = 0;
+  std::vector<std::string> warnings;
+};
+
+/// Reads an ONNX model (protobuf; external data files are read relative to the model's
+/// folder) into the Graph IR. Constant nodes become initializers. Errors: kIoError (file),
+/// kInvalidFile (not a valid ONNX protobuf, a tensor whose bytes do not match its shape,
+/// external data outside the model's folder), kUnimplemented naming the op type, node and
+/// opset of every op Tessera cannot run (or a dtype or attribute kind it cannot hold).
+Result<std::shared_ptr<Model>> import_onnx(const std::string& path, const ConvertOptions& options,
+                                           ConvertReport* report);
+
+/// Runs the passes (constant folding, Conv+BatchNormalization folding, dead-code removal)
+/// in place.
+Status optimize_model(Model& model, const ConvertOptions& options, ConvertReport* report);
+
+/// import_onnx + optimize_model + write_tsr_file (temporary file, then rename).
+Status convert_onnx_file(const std::string& onnx_path, const std::string& tsr_path, const ConvertOptions& options,
+                         ConvertReport* report);
+
+/// Number of nodes in `g` and all its subgraphs.
+int count_nodes(const Graph& g);
+
+}  // namespace tessera

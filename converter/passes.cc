@@ -1,0 +1,313 @@
+// Optimization passes over the Graph IR, run by the converter:
+//  * Constant nodes -> initializers;
+//  * constant folding: a node whose inputs are all constant is evaluated with the
+//    reference kernels and replaced by its outputs;
+//  * Conv + BatchNormalization folding (inference form, ONNX BatchNormalization-9/14/15):
+//      y = gamma * (conv(x, W) + B - mean) / sqrt(var + eps) + beta
+//        = conv(x, W * s) + (B - mean) * s + beta,   s = gamma / sqrt(var + eps) per channel;
+//  * dead-code removal: nodes and values no graph output depends on.
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "converter/converter.h"
+#include "runtime/ops/op_schema.h"
+#include "runtime/plan/evaluate.h"
+#include "tessera/tsr_file.h"
+
+namespace tessera {
+
+namespace {
+
+bool is_onnx(const Node& n, const char* op) { return (n.domain.empty() || n.domain == "ai.onnx") && n.op_type == op; }
+
+bool has_subgraph(const Node& n) {
+  for (const Attribute& a : n.attributes)
+    if (a.g || !a.graphs.empty()) return true;
+  return false;
+}
+
+template <typename F>
+void for_each_subgraph(Graph& g, F&& f) {
+  for (Node& n : g.nodes)
+    for (Attribute& a : n.attributes) {
+      if (a.g) f(*a.g);
+      for (auto& sg : a.graphs) f(*sg);
+    }
+}
+
+/// Names that subgraphs of `g` (at any depth) read from enclosing scopes.
+void outer_names(const Graph& g, std::unordered_set<std::string>& out) {
+  for (const Value& v : g.values)
+    if (v.outer_scope) out.insert(v.name);
+  for (const Node& n : g.nodes)
+    for (const Attribute& a : n.attributes) {
+      if (a.g) outer_names(*a.g, out);
+      for (const auto& sg : a.graphs) outer_names(*sg, out);
+    }
+}
+
+Status constants_to_initializers(Graph& g, ConvertReport* report) {
+  std::vector<Node> kept;
+  for (Node& n : g.nodes) {
+    if (is_onnx(n, "Constant") && n.outputs.size() == 1 && n.outputs[0] >= 0) {
+      TSR_ASSIGN_OR_RETURN(std::vector<Tensor> outs, evaluate_node(n, {}));
+      Value& v = g.values[n.outputs[0]];
+      v.initializer = std::make_shared<const Tensor>(std::move(outs[0]));
+      v.dtype = v.initializer->dtype();
+      v.has_shape = true;
+      v.shape.clear();
+      for (int64_t d : v.initializer->shape()) v.shape.push_back({d, ""});
+      if (report) ++report->constants_to_weights;
+      continue;
+    }
+    kept.push_back(std::move(n));
+  }
+  g.nodes = std::move(kept);
+  Status st;
+  for_each_subgraph(g, [&](Graph& sg) {
+    if (st.is_ok()) st = constants_to_initializers(sg, report);
+  });
+  return st;
+}
+
+Status fold_constants(Graph& g, const ConvertOptions& opt, ConvertReport* report) {
+  std::vector<Node> kept;
+  for (Node& n : g.nodes) {
+    bool foldable = !has_subgraph(n) && !n.inputs.empty();
+    const OpSchema* schema = find_op_schema(n.domain, n.op_type);
+    if (!schema || schema->kind != OpKind::kKernel) foldable = false;
+    std::vector<const Tensor*> ins;
+    for (int i : n.inputs) {
+      if (i < 0) {
+        ins.push_back(nullptr);
+        continue;
+      }
+      const Value& v = g.values[i];
+      if (!v.initializer) foldable = false;
+      ins.push_back(v.initializer.get());
+    }
+    if (foldable) {
+      auto outs = evaluate_node(n, ins);
+      bool small = outs.is_ok();
+      if (small)
+        for (const Tensor& t : outs.value())
+          if (static_cast<int64_t>(t.nbytes()) > opt.max_folded_bytes) small = false;
+      if (small) {
+        for (size_t k = 0; k < n.outputs.size(); ++k) {
+          if (n.outputs[k] < 0) continue;
+          Value& v = g.values[n.outputs[k]];
+          v.initializer = std::make_shared<const Tensor>(std::move(outs.value()[k]));
+          v.dtype = v.initializer->dtype();
+          v.has_shape = true;
+          v.shape.clear();
+          for (int64_t d : v.initializer->shape()) v.shape.push_back({d, ""});
+        }
+        if (report) ++report->folded;
+        continue;
+      }
+      // Not foldable now (e.g. an error the run will report with more context): keep it.
+    }
+    kept.push_back(std::move(n));
+  }
+  g.nodes = std::move(kept);
+  Status st;
+  for_each_subgraph(g, [&](Graph& sg) {
+    if (st.is_ok()) st = fold_constants(sg, opt, report);
+  });
+  return st;
+}
+
+/// Number of times each value is read (node inputs, graph outputs, subgraph references).
+std::vector<int> use_counts(const Graph& g) {
+  std::vector<int> uses(g.values.size(), 0);
+  for (const Node& n : g.nodes)
+    for (int i : n.inputs)
+      if (i >= 0) ++uses[i];
+  for (int o : g.outputs) ++uses[o];
+  std::unordered_set<std::string> outer;
+  for (const Node& n : g.nodes)
+    for (const Attribute& a : n.attributes) {
+      if (a.g) outer_names(*a.g, outer);
+      for (const auto& sg : a.graphs) outer_names(*sg, outer);
+    }
+  for (const auto& name : outer) {
+    int id = g.find_value(name);
+    if (id >= 0) ++uses[id];
+  }
+  return uses;
+}
+
+Status fold_batchnorm(Graph& g, ConvertReport* report) {
+  std::vector<int> producer(g.values.size(), -1);
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    for (int o : g.nodes[i].outputs)
+      if (o >= 0) producer[o] = static_cast<int>(i);
+  std::vector<int> uses = use_counts(g);
+  std::vector<char> drop(g.nodes.size(), 0);
+  for (size_t bi = 0; bi < g.nodes.size(); ++bi) {
+    Node& bn = g.nodes[bi];
+    if (!is_onnx(bn, "BatchNormalization") || bn.inputs.size() != 5 || bn.outputs.empty()) continue;
+    if (bn.attr_i("training_mode", 0) != 0) continue;
+    int extra_outputs = 0;
+    for (size_t k = 1; k < bn.outputs.size(); ++k) extra_outputs += bn.outputs[k] >= 0;
+    if (extra_outputs) continue;
+    int x = bn.inputs[0];
+    if (x < 0 || producer[x] < 0 || uses[x] != 1) continue;
+    Node& conv = g.nodes[producer[x]];
+    if (!is_onnx(conv, "Conv") || conv.inputs.size() < 2 || conv.outputs.size() != 1) continue;
+    const Value& wv = g.values[conv.inputs[1]];
+    if (!wv.initializer || wv.dtype != DType::kFloat32 || wv.initializer->rank() < 3) continue;
+    bool params_ok = true;
+    const Tensor* p[4];
+    const int64_t oc = wv.initializer->dim(0);
+    for (int k = 0; k < 4; ++k) {
+      int id = bn.inputs[1 + k];
+      if (id < 0 || !g.values[id].initializer || g.values[id].dtype != DType::kFloat32 ||
+          g.values[id].initializer->numel() != oc) {
+        params_ok = false;
+        break;
+      }
+      p[k] = g.values[id].initializer.get();
+    }
+    const Tensor* bias = nullptr;
+    if (conv.inputs.size() > 2 && conv.inputs[2] >= 0) {
+      const Value& bv = g.values[conv.inputs[2]];
+      if (!bv.initializer || bv.dtype != DType::kFloat32 || bv.initializer->numel() != oc) params_ok = false;
+      bias = bv.initializer.get();
+    }
+    if (!params_ok) continue;
+    const float eps = bn.attr_f("epsilon", 1e-5f);
+    const float *gamma = p[0]->data_as<float>(), *beta = p[1]->data_as<float>(), *mean = p[2]->data_as<float>(),
+                *var = p[3]->data_as<float>();
+    TSR_ASSIGN_OR_RETURN(Tensor w2, wv.initializer->clone());
+    TSR_ASSIGN_OR_RETURN(Tensor b2, Tensor::allocate(DType::kFloat32, {oc}));
+    const int64_t per_oc = w2.numel() / std::max<int64_t>(oc, 1);
+    for (int64_t c = 0; c < oc; ++c) {
+      // Double precision for the per-channel scale keeps the fold within float rounding.
+      double s = static_cast<double>(gamma[c]) / std::sqrt(static_cast<double>(var[c]) + eps);
+      float* w = w2.data_as<float>() + c * per_oc;
+      for (int64_t k = 0; k < per_oc; ++k) w[k] = static_cast<float>(w[k] * s);
+      double b = bias ? bias->data_as<float>()[c] : 0.0;
+      b2.data_as<float>()[c] = static_cast<float>((b - mean[c]) * s + beta[c]);
+    }
+    Value nw;
+    nw.name = conv.name + "/W_bn_folded";
+    Value nb;
+    nb.name = conv.name + "/B_bn_folded";
+    for (Value* v : {&nw, &nb}) {
+      while (g.find_value(v->name) >= 0) v->name += "_";
+      v->dtype = DType::kFloat32;
+      v->has_shape = true;
+    }
+    for (int64_t d : w2.shape()) nw.shape.push_back({d, ""});
+    nb.shape.push_back({oc, ""});
+    nw.initializer = std::make_shared<const Tensor>(std::move(w2));
+    nb.initializer = std::make_shared<const Tensor>(std::move(b2));
+    int wid = g.add_value(std::move(nw));
+    int bid = g.add_value(std::move(nb));
+    Node& c2 = g.nodes[producer[x]];  // add_value may not move nodes, but re-take the reference
+    c2.inputs.resize(3);
+    c2.inputs[1] = wid;
+    c2.inputs[2] = bid;
+    c2.outputs[0] = bn.outputs[0];  // the Conv now writes the BatchNormalization's output
+    drop[bi] = 1;
+    if (report) ++report->batchnorms_folded;
+  }
+  std::vector<Node> kept;
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    if (!drop[i]) kept.push_back(std::move(g.nodes[i]));
+  g.nodes = std::move(kept);
+  Status st;
+  for_each_subgraph(g, [&](Graph& sg) {
+    if (st.is_ok()) st = fold_batchnorm(sg, report);
+  });
+  return st;
+}
+
+/// Removes nodes no output depends on, then values nothing refers to, and renumbers.
+Status remove_dead(Graph& g, ConvertReport* report) {
+  for_each_subgraph(g, [&](Graph& sg) { (void)remove_dead(sg, report); });
+  std::vector<char> live_value(g.values.size(), 0);
+  for (int o : g.outputs) live_value[o] = 1;
+  std::unordered_set<std::string> outer;
+  std::vector<char> live_node(g.nodes.size(), 0);
+  for (int i = static_cast<int>(g.nodes.size()) - 1; i >= 0; --i) {
+    const Node& n = g.nodes[i];
+    bool live = false;
+    for (int o : n.outputs)
+      if (o >= 0 && live_value[o]) live = true;
+    if (!live) continue;
+    live_node[i] = 1;
+    for (int in : n.inputs)
+      if (in >= 0) live_value[in] = 1;
+    for (const Attribute& a : n.attributes) {
+      std::unordered_set<std::string> names;
+      if (a.g) outer_names(*a.g, names);
+      for (const auto& sg : a.graphs) outer_names(*sg, names);
+      for (const auto& name : names) {
+        int id = g.find_value(name);
+        if (id >= 0) live_value[id] = 1;
+      }
+    }
+  }
+  for (int i : g.inputs) live_value[i] = 1;
+  // Node outputs that are unused stay as values (kernels still write them).
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    if (live_node[i])
+      for (int o : g.nodes[i].outputs)
+        if (o >= 0) live_value[o] = 1;
+  for (const Value& v : g.values)
+    if (v.outer_scope) live_value[&v - g.values.data()] = 1;
+
+  std::vector<int> remap(g.values.size(), -1);
+  std::vector<Value> values;
+  for (size_t i = 0; i < g.values.size(); ++i)
+    if (live_value[i]) {
+      remap[i] = static_cast<int>(values.size());
+      values.push_back(std::move(g.values[i]));
+    }
+  std::vector<Node> nodes;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    if (!live_node[i]) {
+      if (report) ++report->dead_removed;
+      continue;
+    }
+    Node n = std::move(g.nodes[i]);
+    for (int& in : n.inputs)
+      if (in >= 0) in = remap[in];
+    for (int& o : n.outputs)
+      if (o >= 0) o = remap[o];
+    nodes.push_back(std::move(n));
+  }
+  for (int& i : g.inputs) i = remap[i];
+  for (int& o : g.outputs) o = remap[o];
+  g.values = std::move(values);
+  g.nodes = std::move(nodes);
+  g.reindex();
+  return Status::ok();
+}
+
+}  // namespace
+
+Status optimize_model(Model& model, const ConvertOptions& options, ConvertReport* report) {
+  Graph& g = model.graph;
+  TSR_RETURN_IF_ERROR(constants_to_initializers(g, report));
+  if (options.fold_constants) TSR_RETURN_IF_ERROR(fold_constants(g, options, report));
+  if (options.fold_batchnorm) TSR_RETURN_IF_ERROR(fold_batchnorm(g, report));
+  if (options.remove_dead) TSR_RETURN_IF_ERROR(remove_dead(g, report));
+  TSR_RETURN_IF_ERROR(g.validate().with_context("after optimization"));
+  if (report) report->nodes_out = count_nodes(g);
+  return Status::ok();
+}
+
+Status convert_onnx_file(const std::string& onnx_path, const std::string& tsr_path, const ConvertOptions& options,
+                         ConvertReport* report) {
+  TSR_ASSIGN_OR_RETURN(std::shared_ptr<Model> model, import_onnx(onnx_path, options, report));
+  TSR_RETURN_IF_ERROR(optimize_model(*model, options, report));
+  return write_tsr_file(*model, tsr_path);
+}
+
+}  // namespace tessera

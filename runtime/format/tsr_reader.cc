@@ -1,0 +1,261 @@
+// .tsr reader: mmap, verify, then build the Graph IR with tensors pointing into the mapping.
+// Nothing read from the file is trusted before it is checked: the FlatBuffer by the
+// FlatBuffers verifier, each segment and tensor by explicit bounds and overflow checks,
+// each checksum by XXH3-64, and the graph's structure by Graph::validate().
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include "schema/tessera_generated.h"
+#include "tessera/tsr_file.h"
+
+namespace tessera {
+
+namespace {
+
+constexpr int kMaxGraphDepth = 16;
+
+struct SegmentView {
+  const uint8_t* data;
+  uint64_t size;
+};
+
+class Reader {
+ public:
+  Reader(const uint8_t* base, uint64_t size, std::shared_ptr<const void> keepalive, std::string what)
+      : base_(base), size_(size), keepalive_(std::move(keepalive)), what_(std::move(what)) {}
+
+  Result<std::shared_ptr<Model>> read(const TsrReadOptions& opt) {
+    if (size_ < 12) return bad("file is too small to be a .tsr (" + std::to_string(size_) + " bytes)");
+    if (!fb::SizePrefixedModelBufferHasIdentifier(base_))
+      return bad("not a .tsr file (identifier is not \"TSR1\")");
+    uint32_t fb_size = flatbuffers::ReadScalar<uint32_t>(base_);
+    if (uint64_t{fb_size} + 4 > size_)
+      return bad("FlatBuffer size " + std::to_string(fb_size) + " runs past the end of the file (" +
+                 std::to_string(size_) + " bytes); the file is truncated");
+    flatbuffers::Verifier::Options vo;
+    vo.max_depth = 128;
+    vo.max_tables = 50'000'000;
+    flatbuffers::Verifier verifier(base_, uint64_t{fb_size} + 4, vo);
+    if (!fb::VerifySizePrefixedModelBuffer(verifier)) return bad("the FlatBuffer failed verification (corrupt file)");
+    const fb::Model* m = fb::GetSizePrefixedModel(base_);
+    if (m->min_reader_version() > kTsrFormatVersion)
+      return bad("needs reader version " + std::to_string(m->min_reader_version()) + "; this build reads up to " +
+                 std::to_string(kTsrFormatVersion));
+
+    // Segments: bounds, alignment, checksum.
+    uint64_t fb_end = uint64_t{fb_size} + 4;
+    if (m->segments()) {
+      for (uint32_t i = 0; i < m->segments()->size(); ++i) {
+        const fb::Segment* s = m->segments()->Get(i);
+        std::string sn = "segment " + std::to_string(i);
+        uint64_t a = s->alignment();
+        if (a < kTsrTensorAlignment || (a & (a - 1)) != 0) return bad(sn + ": alignment " + std::to_string(a) + " is not a power of two >= 64");
+        if (s->offset() % a != 0) return bad(sn + ": offset " + std::to_string(s->offset()) + " is not aligned to " + std::to_string(a));
+        if (s->offset() < fb_end) return bad(sn + ": offset overlaps the FlatBuffer");
+        if (s->offset() > size_ || s->size() > size_ - s->offset())
+          return bad(sn + ": bytes [" + std::to_string(s->offset()) + ", +" + std::to_string(s->size()) +
+                     ") lie past the end of the file (" + std::to_string(size_) + " bytes); the file is truncated");
+        const uint8_t* p = base_ + s->offset();
+        if (opt.verify_checksums && XXH3_64bits(p, s->size()) != s->checksum_xxh3())
+          return bad(sn + ": checksum mismatch (the weights are corrupt)");
+        segments_.push_back({p, s->size()});
+      }
+    }
+
+    auto model = std::make_shared<Model>();
+    model->storage = keepalive_;
+    model->format_version = m->format_version();
+    model->meta.ir_version = m->ir_version();
+    if (m->producer_name()) model->meta.producer_name = m->producer_name()->str();
+    if (m->producer_version()) model->meta.producer_version = m->producer_version()->str();
+    if (m->opset_imports())
+      for (const fb::OpsetImport* o : *m->opset_imports())
+        model->meta.opset_imports.emplace_back(o->domain() ? o->domain()->str() : "", o->version());
+    if (m->metadata_keys() && m->metadata_values()) {
+      if (m->metadata_keys()->size() != m->metadata_values()->size()) return bad("metadata keys and values differ in count");
+      for (uint32_t i = 0; i < m->metadata_keys()->size(); ++i)
+        model->meta.properties[m->metadata_keys()->Get(i)->str()] = m->metadata_values()->Get(i)->str();
+    }
+    TSR_RETURN_IF_ERROR(read_graph(*m->graph(), model->graph, 0));
+    TSR_RETURN_IF_ERROR(model->graph.validate().with_context(what_));
+    return model;
+  }
+
+ private:
+  Status bad(const std::string& msg) const { return invalid_file(what_ + ": " + msg); }
+
+  Result<Tensor> tensor(const fb::TensorData* d, DType dtype, const Shape& shape, const std::string& name) {
+    if (!d) return bad("tensor '" + name + "' has no data reference");
+    if (d->segment() >= segments_.size()) return bad("tensor '" + name + "' names segment " + std::to_string(d->segment()) + " which does not exist");
+    const SegmentView& s = segments_[d->segment()];
+    if (d->offset() % kTsrTensorAlignment != 0) return bad("tensor '" + name + "' is not 64-byte aligned in its segment");
+    if (d->offset() > s.size || d->size() > s.size - d->offset())
+      return bad("tensor '" + name + "' lies outside its segment");
+    auto numel = shape_numel(shape);
+    if (!numel.is_ok()) return bad("tensor '" + name + "': " + numel.status().message());
+    size_t es = dtype_size(dtype);
+    if (es == 0) return bad("tensor '" + name + "' has unsupported dtype " + dtype_name(dtype));
+    if (static_cast<uint64_t>(numel.value()) > d->size() / es || static_cast<uint64_t>(numel.value()) * es != d->size())
+      return bad("tensor '" + name + "': " + std::to_string(d->size()) + " bytes do not match shape " + shape_to_string(shape) +
+                 " of " + dtype_name(dtype));
+    return Tensor::wrap(dtype, shape, const_cast<uint8_t*>(s.data + d->offset()), keepalive_);
+  }
+
+  Status read_graph(const fb::Graph& fg, Graph& g, int depth) {
+    if (depth > kMaxGraphDepth) return bad("subgraphs nested deeper than " + std::to_string(kMaxGraphDepth));
+    if (fg.name()) g.name = fg.name()->str();
+    if (fg.values()) {
+      g.values.reserve(fg.values()->size());
+      for (const fb::Value* fv : *fg.values()) {
+        Value v;
+        v.name = fv->name()->str();
+        int32_t code = static_cast<int32_t>(fv->dtype());
+        if (code != 0 && !dtype_is_valid(code)) return bad("value '" + v.name + "' has unsupported dtype code " + std::to_string(code));
+        v.dtype = static_cast<DType>(code);
+        v.has_shape = fv->has_shape();
+        if (fv->shape())
+          for (const fb::Dim* d : *fv->shape()) {
+            if (d->value() < -1) return bad("value '" + v.name + "' has a negative dim");
+            v.shape.push_back({d->value(), d->symbol() ? d->symbol()->str() : ""});
+          }
+        v.outer_scope = fv->outer_scope();
+        v.trainable = fv->trainable();
+        if (fv->data()) {
+          Shape s;
+          for (const Dim& d : v.shape) {
+            if (!d.is_static()) return bad("initializer '" + v.name + "' has a symbolic dim");
+            s.push_back(d.value);
+          }
+          TSR_ASSIGN_OR_RETURN(Tensor t, tensor(fv->data(), v.dtype, s, v.name));
+          v.initializer = std::make_shared<const Tensor>(std::move(t));
+        }
+        g.values.push_back(std::move(v));
+      }
+    }
+    g.reindex();
+    if (fg.inputs()) g.inputs.assign(fg.inputs()->begin(), fg.inputs()->end());
+    if (fg.outputs()) g.outputs.assign(fg.outputs()->begin(), fg.outputs()->end());
+    if (fg.nodes()) {
+      g.nodes.reserve(fg.nodes()->size());
+      for (const fb::Node* fn : *fg.nodes()) {
+        Node n;
+        n.name = fn->name() ? fn->name()->str() : "";
+        n.op_type = fn->op_type()->str();
+        n.domain = fn->domain() ? fn->domain()->str() : "";
+        n.opset = fn->opset();
+        n.pipeline_stage = fn->pipeline_stage();
+        if (fn->inputs()) n.inputs.assign(fn->inputs()->begin(), fn->inputs()->end());
+        if (fn->outputs()) n.outputs.assign(fn->outputs()->begin(), fn->outputs()->end());
+        if (fn->attributes())
+          for (const fb::Attribute* fa : *fn->attributes()) {
+            Attribute a;
+            TSR_RETURN_IF_ERROR(read_attribute(*fa, a, n, depth));
+            n.attributes.push_back(std::move(a));
+          }
+        g.nodes.push_back(std::move(n));
+      }
+    }
+    return Status::ok();
+  }
+
+  Status read_attribute(const fb::Attribute& fa, Attribute& a, const Node& n, int depth) {
+    a.name = fa.name()->str();
+    int8_t type = static_cast<int8_t>(fa.type());
+    if (type < 0 || type > static_cast<int8_t>(AttrType::kGraphs))
+      return bad("node '" + n.name + "' attribute '" + a.name + "' has an invalid type");
+    a.type = static_cast<AttrType>(type);
+    a.f = fa.f();
+    a.i = fa.i();
+    if (fa.s()) a.s.assign(reinterpret_cast<const char*>(fa.s()->data()), fa.s()->size());
+    if (fa.floats()) a.floats.assign(fa.floats()->begin(), fa.floats()->end());
+    if (fa.ints()) a.ints.assign(fa.ints()->begin(), fa.ints()->end());
+    if (fa.strings())
+      for (const auto* s : *fa.strings()) a.strings.push_back(s->str());
+    if (const fb::TensorValue* tv = fa.t()) {
+      int32_t code = static_cast<int32_t>(tv->dtype());
+      if (!dtype_is_valid(code)) return bad("node '" + n.name + "' attribute '" + a.name + "' has an unsupported dtype");
+      Shape s;
+      if (tv->dims()) s.assign(tv->dims()->begin(), tv->dims()->end());
+      TSR_ASSIGN_OR_RETURN(Tensor t, tensor(tv->data(), static_cast<DType>(code), s, n.name + "/" + a.name));
+      a.t = std::make_shared<const Tensor>(std::move(t));
+    }
+    if (fa.g()) {
+      a.g = std::make_shared<Graph>();
+      TSR_RETURN_IF_ERROR(read_graph(*fa.g(), *a.g, depth + 1));
+    }
+    if (fa.graphs())
+      for (const fb::Graph* sg : *fa.graphs()) {
+        auto g = std::make_shared<Graph>();
+        TSR_RETURN_IF_ERROR(read_graph(*sg, *g, depth + 1));
+        a.graphs.push_back(std::move(g));
+      }
+    if (a.type == AttrType::kTensor && !a.t) return bad("node '" + n.name + "' attribute '" + a.name + "' has no tensor");
+    if (a.type == AttrType::kGraph && !a.g) return bad("node '" + n.name + "' attribute '" + a.name + "' has no graph");
+    return Status::ok();
+  }
+
+  const uint8_t* base_;
+  uint64_t size_;
+  std::shared_ptr<const void> keepalive_;
+  std::string what_;
+  std::vector<SegmentView> segments_;
+};
+
+/// An mmap of a whole file, unmapped when the last reference goes.
+struct Mapping {
+  void* addr = nullptr;
+  size_t size = 0;
+  ~Mapping() {
+    if (addr && addr != MAP_FAILED) ::munmap(addr, size);
+  }
+};
+
+}  // namespace
+
+Result<std::shared_ptr<Model>> read_tsr_buffer(const void* data, size_t size, std::shared_ptr<const void> keepalive,
+                                               const TsrReadOptions& options, const std::string& what) {
+  if (!data) return invalid_argument(what + ": null buffer");
+  Reader r(static_cast<const uint8_t*>(data), size, std::move(keepalive), what);
+  return r.read(options);
+}
+
+Result<std::shared_ptr<Model>> read_tsr_file(const std::string& path, const TsrReadOptions& options) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return io_error("cannot open '" + path + "': " + std::strerror(errno));
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    int e = errno;
+    ::close(fd);
+    return io_error("cannot stat '" + path + "': " + std::strerror(e));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return io_error("'" + path + "' is not a regular file");
+  }
+  auto map = std::make_shared<Mapping>();
+  map->size = static_cast<size_t>(st.st_size);
+  if (map->size == 0) {
+    ::close(fd);
+    return invalid_file(path + ": file is empty");
+  }
+  map->addr = ::mmap(nullptr, map->size, PROT_READ, MAP_PRIVATE, fd, 0);
+  int e = errno;
+  ::close(fd);
+  if (map->addr == MAP_FAILED) {
+    map->addr = nullptr;
+    return io_error("cannot mmap '" + path + "': " + std::strerror(e));
+  }
+  const void* base = map->addr;
+  size_t size = map->size;
+  return read_tsr_buffer(base, size, std::shared_ptr<const void>(map, base), options, path);
+}
+
+}  // namespace tessera

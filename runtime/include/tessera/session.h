@@ -1,0 +1,96 @@
+// The C++ Session API: load a .tsr model, query its inputs and outputs, run it.
+//
+//   auto s = tessera::Session::load("model.tsr");            // mmap + verify, no weight copy
+//   if (!s.is_ok()) { std::cerr << s.status().to_string(); return 1; }
+//   tessera::Tensor x = ...;                                   // float[1,3,224,224], NCHW
+//   auto out = (*s)->run({{"input", x}});                       // outputs in model order
+//
+// Input shapes may change between runs; a new shape set is planned on first use (shape
+// inference, kernel choice, memory plan) and the plan is kept until the shapes change.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tessera/graph.h"
+#include "tessera/status.h"
+#include "tessera/tensor.h"
+
+namespace tessera {
+
+struct Plan;
+class Backend;
+
+struct SessionOptions {
+  /// Backends in order of preference, e.g. {"vulkan", "cpu"}. Nodes a backend cannot run
+  /// fall back to the CPU (reported by placements()).
+  std::vector<std::string> backends = {"cpu"};
+  /// Threads for CPU kernels; 0 = one per physical core. (The reference kernels use one.)
+  int threads = 0;
+  /// Verify segment checksums at load (reads every weight byte once).
+  bool verify_checksums = true;
+};
+
+/// A graph input or output as declared in the model: dims are sizes, or -1 with a symbol.
+struct TensorInfo {
+  std::string name;
+  DType dtype = DType::kUndefined;
+  bool has_shape = false;
+  std::vector<Dim> shape;
+};
+
+/// Facts about the current plan.
+struct PlanStats {
+  uint64_t arena_bytes = 0;     // peak activation + scratch bytes
+  size_t steps = 0;             // kernels run per inference (top level)
+  int folded_nodes = 0;         // nodes computed at plan time
+  double plan_ms = 0;           // time the last planning took
+  std::vector<std::string> placements;  // "node -> backend"
+};
+
+class Session {
+ public:
+  /// Loads a .tsr file (mmap; weights are not copied). Errors: kIoError, kInvalidFile,
+  /// kInvalidArgument for unknown backends.
+  static Result<std::unique_ptr<Session>> load(const std::string& path, const SessionOptions& options = {});
+  /// Wraps an in-memory model (e.g. fresh from the converter).
+  static Result<std::unique_ptr<Session>> create(std::shared_ptr<const Model> model, const SessionOptions& options = {});
+  ~Session();
+
+  const std::vector<TensorInfo>& inputs() const { return inputs_; }
+  const std::vector<TensorInfo>& outputs() const { return outputs_; }
+  const Model& model() const { return *model_; }
+  /// Milliseconds load() took (map, verify, build the IR).
+  double load_ms() const { return load_ms_; }
+
+  /// Plans for these input shapes (one per input, in inputs() order) ahead of run().
+  Status prepare(const std::vector<Shape>& input_shapes);
+
+  /// Runs the model. `inputs` are (name, tensor) pairs covering every model input exactly
+  /// once; the tensors are read in place (not copied). Returns the outputs in outputs()
+  /// order, each owning its bytes. Errors (kInvalidArgument) name the input that is
+  /// missing, unknown, given twice, or of the wrong dtype or shape.
+  Result<std::vector<Tensor>> run(const std::vector<std::pair<std::string, Tensor>>& inputs);
+
+  /// Stats of the current plan (after prepare() or run()).
+  PlanStats plan_stats() const;
+
+ private:
+  Session() = default;
+  std::shared_ptr<const Model> model_;
+  SessionOptions options_;
+  std::vector<std::unique_ptr<Backend>> backends_;
+  std::vector<TensorInfo> inputs_, outputs_;
+  std::vector<Shape> planned_shapes_;
+  std::unique_ptr<Plan> plan_;
+  Tensor arena_;
+  double load_ms_ = 0;
+  double plan_ms_ = 0;
+  std::mutex mu_;
+};
+
+}  // namespace tessera

@@ -1,0 +1,115 @@
+#include "tessera/session.h"
+
+#include <cstring>
+
+#include "backends/backend.h"
+#include "runtime/plan/plan.h"
+#include "tessera/tsr_file.h"
+
+namespace tessera {
+
+namespace {
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+}  // namespace
+
+Session::~Session() = default;
+
+Result<std::unique_ptr<Session>> Session::load(const std::string& path, const SessionOptions& options) {
+  auto t0 = std::chrono::steady_clock::now();
+  TsrReadOptions ro;
+  ro.verify_checksums = options.verify_checksums;
+  TSR_ASSIGN_OR_RETURN(std::shared_ptr<Model> model, read_tsr_file(path, ro));
+  TSR_ASSIGN_OR_RETURN(std::unique_ptr<Session> s, create(std::move(model), options));
+  s->load_ms_ = ms_since(t0);
+  return s;
+}
+
+Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const Model> model, const SessionOptions& options) {
+  if (!model) return invalid_argument("Session::create: null model");
+  TSR_RETURN_IF_ERROR(model->graph.validate());
+  std::unique_ptr<Session> s(new Session());
+  s->model_ = std::move(model);
+  s->options_ = options;
+  bool have_cpu = false;
+  for (const std::string& name : options.backends) {
+    TSR_ASSIGN_OR_RETURN(std::unique_ptr<Backend> b, make_backend(name));
+    have_cpu |= name == "cpu";
+    s->backends_.push_back(std::move(b));
+  }
+  if (!have_cpu) s->backends_.push_back(make_cpu_backend());
+  const Graph& g = s->model_->graph;
+  for (int i : g.inputs) {
+    const Value& v = g.values[i];
+    s->inputs_.push_back({v.name, v.dtype, v.has_shape, v.shape});
+  }
+  for (int i : g.outputs) {
+    const Value& v = g.values[i];
+    s->outputs_.push_back({v.name, v.dtype, v.has_shape, v.shape});
+  }
+  return s;
+}
+
+Status Session::prepare(const std::vector<Shape>& input_shapes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (plan_ && planned_shapes_ == input_shapes) return Status::ok();
+  auto t0 = std::chrono::steady_clock::now();
+  PlanOptions po;
+  for (auto& b : backends_) po.backends.push_back(b.get());
+  plan_.reset();
+  arena_ = Tensor();
+  TSR_ASSIGN_OR_RETURN(plan_, plan_graph(model_->graph, input_shapes, po));
+  TSR_ASSIGN_OR_RETURN(arena_, Tensor::allocate(DType::kUInt8, {static_cast<int64_t>(plan_->arena_bytes)}));
+  planned_shapes_ = input_shapes;
+  plan_ms_ = ms_since(t0);
+  return Status::ok();
+}
+
+Result<std::vector<Tensor>> Session::run(const std::vector<std::pair<std::string, Tensor>>& inputs) {
+  std::vector<const Tensor*> bound(inputs_.size(), nullptr);
+  for (const auto& [name, t] : inputs) {
+    size_t k = 0;
+    while (k < inputs_.size() && inputs_[k].name != name) ++k;
+    if (k == inputs_.size()) {
+      std::string names;
+      for (const auto& i : inputs_) names += (names.empty() ? "" : ", ") + i.name;
+      return invalid_argument("unknown input '" + name + "'; the model's inputs are: " + names);
+    }
+    if (bound[k]) return invalid_argument("input '" + name + "' is given twice");
+    if (t.dtype() != inputs_[k].dtype)
+      return invalid_argument("input '" + name + "' has dtype " + dtype_name(t.dtype()) + "; the model expects " +
+                              dtype_name(inputs_[k].dtype));
+    if (t.numel() > 0 && !t.data()) return invalid_argument("input '" + name + "' has no data");
+    bound[k] = &t;
+  }
+  std::vector<Shape> shapes;
+  for (size_t k = 0; k < inputs_.size(); ++k) {
+    if (!bound[k]) return invalid_argument("input '" + inputs_[k].name + "' is missing");
+    shapes.push_back(bound[k]->shape());
+  }
+  TSR_RETURN_IF_ERROR(prepare(shapes));
+  std::lock_guard<std::mutex> lock(mu_);
+  uint8_t* arena = arena_.data_as<uint8_t>();
+  TSR_RETURN_IF_ERROR(execute_plan(*plan_, arena, bound));
+  std::vector<Tensor> outs;
+  for (int id : plan_->outputs) {
+    Tensor view = plan_value_view(*plan_, id, arena, bound);
+    TSR_ASSIGN_OR_RETURN(Tensor copy, view.clone());
+    outs.push_back(std::move(copy));
+  }
+  return outs;
+}
+
+PlanStats Session::plan_stats() const {
+  PlanStats st;
+  if (!plan_) return st;
+  st.arena_bytes = plan_->arena_bytes;
+  st.steps = plan_->steps.size();
+  st.folded_nodes = plan_->folded_nodes;
+  st.plan_ms = plan_ms_;
+  st.placements = plan_->placements;
+  return st;
+}
+
+}  // namespace tessera
