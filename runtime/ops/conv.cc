@@ -1,0 +1,47 @@
+// Conv (ONNX opset 1, 11; followed for opsets 7..21): N-d convolution (1-D, 2-D, 3-D, ...)
+// of X [N, C, D1, ...] with W [M, C/group, k1, ...] and optional bias B [M], giving
+// Y [N, M, O1, ...]. Attributes: group, kernel_shape (defaults to W's spatial shape),
+// strides, dilations, pads, auto_pad (NOTSET, SAME_UPPER, SAME_LOWER, VALID). float only.
+#include "runtime/ops/op_schema.h"
+#include "runtime/ops/spatial_attrs.h"
+
+namespace tessera {
+
+namespace {
+
+Status infer(InferContext& ctx) {
+  const ValueInfo& x = ctx.input(0);
+  const ValueInfo& w = ctx.input(1);
+  if (x.dtype != DType::kFloat32 || w.dtype != DType::kFloat32)
+    return ctx.unsupported(std::string("only float tensors are supported, got X ") + dtype_name(x.dtype) + ", W " +
+                           dtype_name(w.dtype));
+  if (w.shape.size() != x.shape.size() || w.shape.size() < 3)
+    return ctx.error("W " + shape_to_string(w.shape) + " must have the rank of X " + shape_to_string(x.shape) +
+                     " (at least 3)");
+  const int64_t group = ctx.node().attr_i("group", 1);
+  if (group < 1) return ctx.error("group must be >= 1, got " + std::to_string(group));
+  const int64_t c = x.shape[1], m = w.shape[0];
+  if (c != w.shape[1] * group)
+    return ctx.error("X has " + std::to_string(c) + " channels but W " + shape_to_string(w.shape) + " with group " +
+                     std::to_string(group) + " expects " + std::to_string(w.shape[1] * group));
+  if (m % group != 0)
+    return ctx.error("W's " + std::to_string(m) + " output channels are not divisible by group " + std::to_string(group));
+  if (ctx.has_input(2)) {
+    const ValueInfo& b = ctx.input(2);
+    if (b.dtype != DType::kFloat32) return ctx.error(std::string("B must be float, got ") + dtype_name(b.dtype));
+    if (b.shape != Shape{m}) return ctx.error("B " + shape_to_string(b.shape) + " must have shape [" + std::to_string(m) + "]");
+  }
+  std::vector<int64_t> w_kernel(w.shape.begin() + 2, w.shape.end());
+  TSR_ASSIGN_OR_RETURN(WindowGeometry g, window_geometry(ctx.node(), x.shape, w_kernel, /*ceil_mode=*/false));
+  ValueInfo& y = ctx.output(0);
+  y.dtype = DType::kFloat32;
+  y.shape = {x.shape[0], m};
+  y.shape.insert(y.shape.end(), g.out.begin(), g.out.end());
+  return Status::ok();
+}
+
+}  // namespace
+
+const OpSchema kSchema_Conv = {"Conv", 2, 3, 1, 1, infer};
+
+}  // namespace tessera
