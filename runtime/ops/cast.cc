@@ -12,8 +12,10 @@ namespace {
 Status infer(InferContext& ctx) {
   const Attribute* to = ctx.node().find_attr("to");
   if (!to || to->type != AttrType::kInt) return ctx.error("attribute 'to' (int) is required");
-  if (to->i < 0 || to->i > 1000 || !dtype_is_valid(static_cast<int32_t>(to->i)))
-    return ctx.error("attribute 'to' is " + std::to_string(to->i) + ", not a valid ONNX dtype");
+  // ONNX TensorProto.DataType codes run 1..23 (string, complex, float8, int4 included).
+  if (to->i < 1 || to->i > 23) return ctx.error("attribute 'to' is " + std::to_string(to->i) + ", not an ONNX dtype");
+  if (!dtype_is_valid(static_cast<int32_t>(to->i)))
+    return ctx.unsupported("Cast to ONNX dtype " + std::to_string(to->i) + " is not supported yet");
   const DType target = static_cast<DType>(to->i);
   if (!dtype_is_computable(target))
     return ctx.unsupported(std::string("Cast to ") + dtype_name(target) + " is not supported yet");
