@@ -1,0 +1,23 @@
+// Softmax (ONNX opset 1, 11, 13; followed for opsets 7..21):
+//   Y = exp(X - max) / sum(exp(X - max)) along the normalized dims; before opset 13 the
+// input is coerced to 2-D at `axis` (default 1), from opset 13 on one axis (default -1);
+// see softmax_layout.h. float only.
+#include "runtime/ops/op_schema.h"
+#include "runtime/ops/softmax_layout.h"
+
+namespace tessera {
+
+namespace {
+Status infer(InferContext& ctx) {
+  const ValueInfo& x = ctx.input(0);
+  if (x.dtype != DType::kFloat32) return ctx.unsupported(std::string("dtype ") + dtype_name(x.dtype) + " is not supported (float)");
+  TSR_RETURN_IF_ERROR(softmax_layout(ctx.node(), x.shape).status());
+  ctx.output(0).dtype = x.dtype;
+  ctx.output(0).shape = x.shape;
+  return Status::ok();
+}
+}  // namespace
+
+const OpSchema kSchema_Softmax = {"Softmax", 1, 1, 1, 1, infer};
+
+}  // namespace tessera
