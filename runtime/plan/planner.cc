@@ -43,7 +43,8 @@ class Planner {
           if (dim.is_static() && dim.value != s[d])
             return invalid_argument("input '" + v.name + "' has shape " + shape_to_string(s) + "; dim " +
                                     std::to_string(d) + " must be " + std::to_string(dim.value));
-          if (!dim.is_static() && !dim.symbol.empty()) {
+          // Same symbol, same size (ONNX dim_param); "?" and ONNX's "unk__N" are anonymous.
+          if (!dim.is_static() && !dim.symbol.empty() && dim.symbol != "?" && dim.symbol.rfind("unk__", 0) != 0) {
             auto [it, inserted] = symbols.emplace(dim.symbol, s[d]);
             if (!inserted && it->second != s[d])
               return invalid_argument("input '" + v.name + "' dim " + std::to_string(d) + " ('" + dim.symbol + "') is " +
@@ -185,7 +186,8 @@ class Planner {
         pv.shape = out_info[i].shape;
         pv.home = PlanValue::Home::kConstant;
         pv.constant = out_info[i].constant;
-        scope.names[pv.name] = add_value(std::move(pv));
+        std::string name = pv.name;
+        scope.names[name] = add_value(std::move(pv));
       }
       ++plan_.folded_nodes;
       return Status::ok();
