@@ -19,7 +19,7 @@ Result<std::unique_ptr<Kernel>> make_Range(const CompileContext&) {
         T* py = y.data_as<T>();
         for (int64_t i = 0; i < y.numel(); ++i) {
           py[i] = v;
-          v = static_cast<T>(v + delta);
+          if (i + 1 < y.numel()) v = static_cast<T>(v + delta);  // no step past the last element
         }
         return Status::ok();
       }
