@@ -40,6 +40,14 @@ class Reader {
     if (uint64_t{fb_size} + 4 > size_)
       return bad("FlatBuffer size " + std::to_string(fb_size) + " runs past the end of the file (" +
                  std::to_string(size_) + " bytes); the file is truncated");
+    // Header check: the FlatBuffer's bytes must hash to the value stored after them.
+    const uint64_t check_at = (uint64_t{fb_size} + 4 + 7) / 8 * 8;
+    if (check_at + kTsrHeaderCheckBytes > size_) return bad("the file is truncated (no header check after the FlatBuffer)");
+    if (std::memcmp(base_ + check_at, "TSRH", 4) != 0) return bad("header check marker \"TSRH\" is missing (corrupt file)");
+    uint64_t stored = 0;
+    for (int i = 0; i < 8; ++i) stored |= uint64_t{base_[check_at + 8 + i]} << (8 * i);
+    if (opt.verify_checksums && XXH3_64bits(base_, uint64_t{fb_size} + 4) != stored)
+      return bad("header checksum mismatch (the graph metadata is corrupt)");
     flatbuffers::Verifier::Options vo;
     vo.max_depth = 128;
     vo.max_tables = 50'000'000;
@@ -51,7 +59,7 @@ class Reader {
                  std::to_string(kTsrFormatVersion));
 
     // Segments: bounds, alignment, checksum.
-    uint64_t fb_end = uint64_t{fb_size} + 4;
+    uint64_t fb_end = check_at + kTsrHeaderCheckBytes;
     if (m->segments()) {
       for (uint32_t i = 0; i < m->segments()->size(); ++i) {
         const fb::Segment* s = m->segments()->Get(i);

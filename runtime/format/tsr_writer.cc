@@ -147,7 +147,8 @@ Result<std::vector<uint8_t>> serialize_tsr(const Model& model) {
   uint64_t checksum = XXH3_64bits(segment.data(), segment.size());
 
   std::vector<uint8_t> probe = build_flatbuffer(model, layout, 0, checksum);
-  uint64_t seg_offset = align_up(probe.size(), kTsrSegmentAlignment);
+  const uint64_t check_at = align_up(probe.size(), 8);
+  uint64_t seg_offset = align_up(check_at + kTsrHeaderCheckBytes, kTsrSegmentAlignment);
   std::vector<uint8_t> fbuf = build_flatbuffer(model, layout, seg_offset, checksum);
   if (fbuf.size() != probe.size())
     return internal_error("serialize_tsr: FlatBuffer size changed between passes");
@@ -156,6 +157,10 @@ Result<std::vector<uint8_t>> serialize_tsr(const Model& model) {
 
   std::vector<uint8_t> out(seg_offset + segment.size(), 0);
   std::memcpy(out.data(), fbuf.data(), fbuf.size());
+  // Header check: "TSRH", u32 0, u64 XXH3-64 of the size prefix and FlatBuffer.
+  uint64_t fb_sum = XXH3_64bits(fbuf.data(), fbuf.size());
+  std::memcpy(out.data() + check_at, "TSRH", 4);
+  for (int i = 0; i < 8; ++i) out[check_at + 8 + i] = static_cast<uint8_t>(fb_sum >> (8 * i));
   if (!segment.empty()) std::memcpy(out.data() + seg_offset, segment.data(), segment.size());
   return out;
 }

@@ -298,6 +298,10 @@ std::vector<uint8_t> craft(const Crafted& c) {
   b.FinishSizePrefixed(model, c.identifier);
   std::vector<uint8_t> out(4096 + 64, 0);
   std::memcpy(out.data(), b.GetBufferPointer(), b.GetSize());
+  size_t at = (b.GetSize() + 7) / 8 * 8;
+  std::memcpy(out.data() + at, "TSRH", 4);
+  uint64_t fb_sum = XXH3_64bits(b.GetBufferPointer(), b.GetSize());
+  std::memcpy(out.data() + at + 8, &fb_sum, 8);
   std::memcpy(out.data() + 4096, seg.data(), 64);
   return out;
 }
@@ -330,6 +334,9 @@ TEST(TsrFormat, RejectsHostileFiles) {
   c = {};
   c.seg_offset = 4000;
   cases.push_back({"misaligned segment", c, "aligned"});
+  c = {};
+  c.seg_offset = 0;
+  cases.push_back({"segment overlapping the FlatBuffer", c, "overlaps"});
   c = {};
   c.tensor_offset = 64;
   cases.push_back({"tensor outside its segment", c, "outside"});

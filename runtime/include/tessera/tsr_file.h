@@ -19,6 +19,8 @@ constexpr uint32_t kTsrFormatVersion = 1;
 /// Alignment of segments in the file (bytes) and of tensors inside a segment (bytes).
 constexpr uint64_t kTsrSegmentAlignment = 4096;
 constexpr uint64_t kTsrTensorAlignment = 64;
+/// Bytes of the header check after the FlatBuffer ("TSRH", u32 0, u64 XXH3-64).
+constexpr uint64_t kTsrHeaderCheckBytes = 16;
 
 struct TsrReadOptions {
   /// Verify each segment's XXH3-64 checksum (reads every weight byte once).
