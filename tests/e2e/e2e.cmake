@@ -43,3 +43,16 @@ else()
       ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1")
   endforeach()
 endif()
+
+# Converter passes and error paths on small models built at test time, against onnxruntime.
+if(TARGET tessera)
+  foreach(_case conv_bn_fold constant_fold dead_code external_data if_runtime_cond opset7
+                unsupported_op wrong_rank_input)
+    add_test(NAME e2e.converter.${_case}
+             COMMAND /bin/sh ${CMAKE_CURRENT_LIST_DIR}/with_venv_python.sh ${TESSERA_PYTHON}
+                     ${CMAKE_CURRENT_LIST_DIR}/converter_test.py --tessera $<TARGET_FILE:tessera>
+                     --work-dir ${CMAKE_BINARY_DIR}/e2e/converter_${_case} --case ${_case})
+    set_tests_properties(e2e.converter.${_case} PROPERTIES
+      LABELS "e2e" SKIP_RETURN_CODE 77 TIMEOUT 300 ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1")
+  endforeach()
+endif()

@@ -1,0 +1,224 @@
+#!/usr/bin/env python3
+"""Converter tests on small ONNX models built here with onnx.helper, each converted and run
+by the `tessera` CLI and compared with onnxruntime run now on the same input.
+
+    converter_test.py --tessera BIN --work-dir DIR --case CASE
+
+Cases:
+  conv_bn_fold      Conv + BatchNormalization (+ Relu): folded into one Conv, same numbers.
+  constant_fold     a Shape -> Gather -> Unsqueeze -> Concat -> Reshape chain on weights is
+                    folded away, and Constant nodes become weights.
+  dead_code         a branch that no output needs is removed.
+  external_data     weights in an external data file next to the model.
+  if_runtime_cond   If with a condition that is a graph input: both branches, per run.
+  opset7            an opset-7 model (Unsqueeze/Squeeze with axes attributes, Upsample-free).
+  unsupported_op    an op Tessera does not know: the error names the op, node and opset,
+                    and no .tsr is left behind.
+  wrong_rank_input  running with an input of the wrong rank names the input.
+Exit status: 0 pass, 1 fail, 77 skip (packages missing; the reason is printed).
+"""
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+
+SKIP = 77
+try:
+    import numpy as np
+    import onnx
+    import onnxruntime as ort
+    from onnx import TensorProto, helper, numpy_helper
+except ImportError as e:
+    print(f"SKIP: Python package missing ({e}); run scripts/install_deps.sh")
+    sys.exit(SKIP)
+
+
+class Failure(Exception):
+    pass
+
+
+def sh(cmd, expect_ok=True):
+    print("$ " + " ".join(map(str, cmd)), flush=True)
+    p = subprocess.run(list(map(str, cmd)), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=300)
+    out = p.stdout.decode(errors="replace")
+    print(out, end="")
+    if expect_ok and p.returncode != 0:
+        raise Failure(f"exit {p.returncode}")
+    if not expect_ok and not (1 <= p.returncode <= 127):
+        raise Failure(f"expected a clean error exit (1..127), got {p.returncode}")
+    return out
+
+
+def save_npy(path, a):
+    np.save(path, a)
+    return path
+
+
+def convert_run_compare(args, model, inputs, tol=1e-5, expect_nodes=None, save_external=False):
+    """Converts `model`, runs it on `inputs` with tessera and onnxruntime, compares."""
+    w = args.work_dir
+    onnx_path = os.path.join(w, "model.onnx")
+    if save_external:
+        onnx.save_model(model, onnx_path, save_as_external_data=True, all_tensors_to_one_file=True,
+                        location="weights.bin", size_threshold=0)
+        if not os.path.exists(os.path.join(w, "weights.bin")):
+            raise Failure("the test did not write external data")
+    else:
+        onnx.save(model, onnx_path)
+    tsr = os.path.join(w, "model.tsr")
+    sh([args.tessera, "convert", onnx_path, "-o", tsr])
+    info = sh([args.tessera, "inspect", tsr, "--json"])
+    import json
+    nodes = json.loads(info.strip().splitlines()[-1])["nodes"]
+    if expect_nodes is not None and nodes != expect_nodes:
+        raise Failure(f"expected {expect_nodes} nodes after conversion, got {nodes}")
+    cmd = [args.tessera, "run", tsr, "--output-dir", os.path.join(w, "out")]
+    for name, a in inputs.items():
+        cmd += ["--input", f"{name}={save_npy(os.path.join(w, name + '.npy'), a)}"]
+    sh(cmd)
+    sess = ort.InferenceSession(onnx_path, providers=["CPUExecutionProvider"])
+    want = sess.run(None, inputs)
+    for o, ref in zip(sess.get_outputs(), want):
+        got = np.load(os.path.join(w, "out", o.name + ".npy"))
+        if got.shape != ref.shape or got.dtype != ref.dtype:
+            raise Failure(f"{o.name}: {got.dtype}{got.shape} vs onnxruntime {ref.dtype}{ref.shape}")
+        err = np.linalg.norm((got.astype(np.float64) - ref).ravel()) / max(np.linalg.norm(ref.ravel()), 1e-30)
+        print(f"{o.name}: rel error {err:.3e}")
+        if not err <= tol:
+            raise Failure(f"{o.name}: rel error {err:.3e} > {tol}")
+    return nodes
+
+
+def rnd(*shape, seed=0):
+    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+
+
+def model_of(nodes, inputs, outputs, inits, opset=17):
+    g = helper.make_graph(nodes, "g", inputs, outputs, initializer=[numpy_helper.from_array(v, k) for k, v in inits.items()])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 8
+    return m
+
+
+def case_conv_bn_fold(args):
+    inits = {"W": rnd(8, 3, 3, 3, seed=1), "B": rnd(8, seed=2), "gamma": rnd(8, seed=3) + 2,
+             "beta": rnd(8, seed=4), "mean": rnd(8, seed=5), "var": np.abs(rnd(8, seed=6)) + 0.5}
+    nodes = [helper.make_node("Conv", ["x", "W", "B"], ["c"], pads=[1, 1, 1, 1], strides=[2, 2]),
+             helper.make_node("BatchNormalization", ["c", "gamma", "beta", "mean", "var"], ["bn"], epsilon=1e-3),
+             helper.make_node("Relu", ["bn"], ["y"])]
+    m = model_of(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, 9, 11])],
+                 [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits, opset=12)
+    convert_run_compare(args, m, {"x": rnd(2, 3, 9, 11, seed=7)}, expect_nodes=2)
+
+
+def case_constant_fold(args):
+    inits = {"w": rnd(4, 6, seed=1)}
+    nodes = [helper.make_node("Shape", ["w"], ["s"]),
+             helper.make_node("Constant", [], ["idx"], value=numpy_helper.from_array(np.array(1, np.int64))),
+             helper.make_node("Gather", ["s", "idx"], ["d"], axis=0),
+             helper.make_node("Unsqueeze", ["d", "zero"], ["d1"]),
+             helper.make_node("Constant", [], ["minus1"], value=numpy_helper.from_array(np.array([-1], np.int64))),
+             helper.make_node("Concat", ["minus1", "d1"], ["shape"], axis=0),
+             helper.make_node("Reshape", ["x", "shape"], ["xr"]),
+             helper.make_node("Add", ["xr", "bias_row"], ["y"])]
+    inits["zero"] = np.array([0], np.int64)
+    inits["bias_row"] = rnd(6, seed=2)
+    m = model_of(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 6])],
+                 [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+    # Only Reshape and Add are left: the shape chain is computed at conversion.
+    convert_run_compare(args, m, {"x": rnd(2, 3, 6, seed=3)}, expect_nodes=2)
+
+
+def case_dead_code(args):
+    nodes = [helper.make_node("Relu", ["x"], ["y"]),
+             helper.make_node("Sigmoid", ["x"], ["unused1"]),
+             helper.make_node("Tanh", ["unused1"], ["unused2"])]
+    m = model_of(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 5])],
+                 [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], {})
+    convert_run_compare(args, m, {"x": rnd(3, 5)}, expect_nodes=1)
+
+
+def case_external_data(args):
+    inits = {"A": rnd(5, 7, seed=1), "b": rnd(7, seed=2)}
+    nodes = [helper.make_node("MatMul", ["x", "A"], ["m"]), helper.make_node("Add", ["m", "b"], ["y"])]
+    m = model_of(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 5])],
+                 [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+    convert_run_compare(args, m, {"x": rnd(4, 5, seed=3)}, save_external=True)
+
+
+def case_if_runtime_cond(args):
+    then_g = helper.make_graph([helper.make_node("Mul", ["x", "two"], ["t"])], "then", [],
+                               [helper.make_tensor_value_info("t", TensorProto.FLOAT, [2, 3])])
+    else_g = helper.make_graph([helper.make_node("Sub", ["x", "two"], ["e"])], "else", [],
+                               [helper.make_tensor_value_info("e", TensorProto.FLOAT, [2, 3])])
+    nodes = [helper.make_node("If", ["c"], ["y"], then_branch=then_g, else_branch=else_g)]
+    m = model_of(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3]),
+                         helper.make_tensor_value_info("c", TensorProto.BOOL, [])],
+                 [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])], {"two": np.float32([2.0])})
+    for c in (True, False):
+        convert_run_compare(args, m, {"x": rnd(2, 3, seed=1), "c": np.array(c)})
+
+
+def case_opset7(args):
+    nodes = [helper.make_node("Unsqueeze", ["x"], ["u"], axes=[0]),
+             helper.make_node("Squeeze", ["u"], ["s"], axes=[0]),
+             helper.make_node("Sigmoid", ["s"], ["y"])]
+    m = model_of(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 3])],
+                 [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], {}, opset=7)
+    m.ir_version = 3
+    convert_run_compare(args, m, {"x": rnd(4, 3)})
+
+
+def case_unsupported_op(args):
+    nodes = [helper.make_node("Relu", ["x"], ["r"]),
+             helper.make_node("NonMaxSuppression", ["r", "r"], ["y"], name="my_nms")]
+    m = model_of(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 4])],
+                 [helper.make_tensor_value_info("y", TensorProto.INT64, None)], {})
+    path = os.path.join(args.work_dir, "model.onnx")
+    onnx.save(m, path)
+    tsr = os.path.join(args.work_dir, "model.tsr")
+    out = sh([args.tessera, "convert", path, "-o", tsr], expect_ok=False)
+    for must in ("NonMaxSuppression", "my_nms", "opset 17"):
+        if must not in out:
+            raise Failure(f"the error does not name {must!r}")
+    if os.path.exists(tsr) or any(f.startswith("model.tsr") for f in os.listdir(args.work_dir)):
+        raise Failure("a failed conversion left a file behind")
+
+
+def case_wrong_rank_input(args):
+    nodes = [helper.make_node("Relu", ["x"], ["y"])]
+    m = model_of(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4])],
+                 [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], {})
+    path = os.path.join(args.work_dir, "model.onnx")
+    onnx.save(m, path)
+    tsr = os.path.join(args.work_dir, "model.tsr")
+    sh([args.tessera, "convert", path, "-o", tsr])
+    npy = save_npy(os.path.join(args.work_dir, "x.npy"), rnd(2, 4, 1))
+    out = sh([args.tessera, "run", tsr, "--input", f"x={npy}"], expect_ok=False)
+    if "'x'" not in out or "rank" not in out:
+        raise Failure("the error does not name input 'x' and its rank")
+
+
+CASES = {name[5:]: f for name, f in globals().items() if name.startswith("case_")}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--tessera", required=True)
+    ap.add_argument("--work-dir", required=True)
+    ap.add_argument("--case", required=True, choices=sorted(CASES))
+    args = ap.parse_args()
+    shutil.rmtree(args.work_dir, ignore_errors=True)
+    os.makedirs(args.work_dir)
+    try:
+        CASES[args.case](args)
+    except Failure as e:
+        print(f"FAIL: {args.case}: {e}")
+        return 1
+    print(f"PASS: {args.case}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
