@@ -43,6 +43,7 @@ Status execute_plan(const Plan& plan, uint8_t* arena, const std::vector<const Te
     }
     const IfStep& ifs = *st.if_step;
     int k = plan.views[ifs.cond].data_as<bool>()[0] ? 1 : 0;
+    if (!ifs.branch[k]) return ifs.branch_error[k];
     const Plan& branch = *ifs.branch[k];
     const std::vector<int>& binds = ifs.outer_bindings[k];
     ifs.outer_scratch.resize(binds.size());

@@ -34,7 +34,11 @@ struct PlanValue {
 /// An If whose condition is only known at run time: both branches are planned.
 struct IfStep {
   int cond = -1;                         // plan value id of the condition
-  std::unique_ptr<Plan> branch[2];       // [0] else_branch, [1] then_branch
+  /// [0] else_branch, [1] then_branch. A branch that cannot be planned for these shapes
+  /// (e.g. Silero VAD's 8 kHz branch given 16 kHz chunks) is null and its error is kept in
+  /// branch_error: it is reported only if a run takes that branch.
+  std::unique_ptr<Plan> branch[2];
+  Status branch_error[2];
   /// For each branch: the parent plan value bound to each of its kOuter values.
   std::vector<int> outer_bindings[2];
   uint64_t sub_arena_offset = 0;         // where the branch arenas live in the parent arena

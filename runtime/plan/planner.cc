@@ -270,25 +270,36 @@ class Planner {
 
     auto ifs = std::make_unique<IfStep>();
     ifs->cond = in_ids[0];
+    size_t placement_lines = 0;
     for (int k = 0; k < 2; ++k) {
-      ifs->branch[k] = std::make_unique<Plan>();
-      Planner sub(opt_, *ifs->branch[k], this, &scope, &ifs->outer_bindings[k], depth_ + 1);
+      auto sub_plan = std::make_unique<Plan>();
+      std::vector<int> bindings;
+      Planner sub(opt_, *sub_plan, this, &scope, &bindings, depth_ + 1);
       Scope root;
       const Graph& b = *branches[k];
       Status s = sub.plan_nodes(b, root);
       if (s.is_ok()) s = sub.plan_outputs(b, root);
       if (s.is_ok()) s = sub.finish();
-      TSR_RETURN_IF_ERROR(s.with_context(n.describe() + " branch '" + b.name + "'"));
+      if (!s.is_ok()) {
+        ifs->branch_error[k] = s.with_context(n.describe() + " branch '" + b.name + "'");
+        continue;
+      }
+      ifs->branch[k] = std::move(sub_plan);
+      ifs->outer_bindings[k] = std::move(bindings);
       for (auto& line : ifs->branch[k]->placements) plan_.placements.push_back(line);
+      placement_lines += ifs->branch[k]->placements.size();
     }
+    if (!ifs->branch[0] && !ifs->branch[1]) return ifs->branch_error[1];
+    const Plan* a_plan = ifs->branch[1] ? ifs->branch[1].get() : ifs->branch[0].get();
+    const Plan* b_plan = ifs->branch[0] ? ifs->branch[0].get() : ifs->branch[1].get();
     Step step;
     step.node = &n;
     step.backend = "cpu";
     step.inputs = in_ids;
-    step.scratch_bytes = std::max(ifs->branch[0]->arena_bytes, ifs->branch[1]->arena_bytes);
+    step.scratch_bytes = std::max(a_plan->arena_bytes, b_plan->arena_bytes);
     for (size_t i = 0; i < n.outputs.size(); ++i) {
-      const PlanValue& a = ifs->branch[0]->values[ifs->branch[0]->outputs[i]];
-      const PlanValue& b = ifs->branch[1]->values[ifs->branch[1]->outputs[i]];
+      const PlanValue& a = a_plan->values[a_plan->outputs[i]];
+      const PlanValue& b = b_plan->values[b_plan->outputs[i]];
       if (a.dtype != b.dtype || a.shape != b.shape)
         return unimplemented(n.describe() + ": output " + std::to_string(i) + " is " + dtype_name(a.dtype) +
                              shape_to_string(a.shape) + " in one branch and " + dtype_name(b.dtype) + shape_to_string(b.shape) +
@@ -306,7 +317,7 @@ class Planner {
       scope.names[plan_.values[id].name] = id;
       step.outputs.push_back(id);
     }
-    plan_.placements.insert(plan_.placements.end() - static_cast<long>(ifs->branch[0]->placements.size() + ifs->branch[1]->placements.size()),
+    plan_.placements.insert(plan_.placements.end() - static_cast<long>(placement_lines),
                             std::string(depth_ * 2, ' ') + n.describe() + " -> executor (branch chosen per run)");
     step.if_step = std::move(ifs);
     plan_.steps.push_back(std::move(step));
