@@ -1,0 +1,182 @@
+// Resize reference kernel (ONNX Resize-10/11/13/18/19, also Upsample-7/9). Separable
+// interpolation: for each dim and output index o, the plan precomputes up to 4 taps
+// (input index, weight) from the original coordinate
+//   half_pixel:            x = (o + 0.5) / scale - 0.5
+//   half_pixel_symmetric:  x = in/2 * (1 - out / (scale * in)) + (o + 0.5) / scale - 0.5
+//   pytorch_half_pixel:    x = out > 1 ? (o + 0.5) / scale - 0.5 : 0
+//   align_corners:         x = out == 1 ? 0 : o * (in - 1) / (out - 1)
+//   asymmetric:            x = o / scale
+//   tf_half_pixel_for_nn:  x = (o + 0.5) / scale
+//   tf_crop_and_resize:    x = out > 1 ? start * (in - 1) + o * (end - start) * (in - 1) / (out - 1)
+//                                      : (start + end) / 2 * (in - 1)
+//                          (x outside [0, in - 1] gives extrapolation_value)
+// nearest: one tap at the rounded x (nearest_mode), clamped to [0, in - 1];
+// linear:  x clamped to [0, in - 1], taps floor(x) and floor(x) + 1 (clamped) with weights
+//          1 - t and t, t = x - floor(x);
+// cubic:   taps floor(x) - 1 .. floor(x) + 2 (indices clamped to the edge) with Keys'
+//          weights for A = cubic_coeff_a; exclude_outside zeroes the taps outside the input
+//          and renormalizes the weights to sum 1.
+// Y[o] = sum over the tap combinations of prod(weights) * X[taps] (in double).
+#include <array>
+#include <cmath>
+
+#include "backends/cpu/ref/ref_kernels.h"
+#include "backends/cpu/ref/resize_kernel.h"
+
+namespace tessera::ref {
+
+namespace {
+
+using P = ResizeParams;
+
+// The taps of one dim: for output index o, taps entries idx[o * taps + j], w[o * taps + j].
+struct AxisTaps {
+  int taps = 1;
+  std::vector<int64_t> idx;
+  std::vector<float> w;
+  std::vector<uint8_t> outside;  // per o: x falls outside the input (tf_crop_and_resize)
+};
+
+double original_coordinate(const P& p, size_t d, int64_t o) {
+  const double in = static_cast<double>(p.in[d]), out = static_cast<double>(p.out[d]), scale = p.scales[d];
+  switch (p.coord) {
+    case P::Coord::kHalfPixel: return (o + 0.5) / scale - 0.5;
+    case P::Coord::kHalfPixelSymmetric: {
+      const double adjustment = out / (scale * in);
+      return in / 2 * (1 - adjustment) + (o + 0.5) / scale - 0.5;
+    }
+    case P::Coord::kPytorchHalfPixel: return out > 1 ? (o + 0.5) / scale - 0.5 : 0.0;
+    case P::Coord::kAlignCorners: return out == 1 ? 0.0 : o * (in - 1) / (out - 1);
+    case P::Coord::kAsymmetric: return o / scale;
+    case P::Coord::kTfHalfPixelForNn: return (o + 0.5) / scale;
+    case P::Coord::kTfCropAndResize: {
+      const double s = p.roi_start[d], e = p.roi_end[d];
+      return out > 1 ? s * (in - 1) + o * (e - s) * (in - 1) / (out - 1) : 0.5 * (s + e) * (in - 1);
+    }
+  }
+  return 0;
+}
+
+int64_t nearest_index(const P& p, size_t d, double x) {
+  double r = 0;
+  switch (p.nearest) {
+    case P::Nearest::kRoundPreferFloor: r = x - std::floor(x) == 0.5 ? std::floor(x) : std::round(x); break;
+    case P::Nearest::kRoundPreferCeil: r = x - std::floor(x) == 0.5 ? std::ceil(x) : std::round(x); break;
+    case P::Nearest::kFloor: r = std::floor(x); break;
+    case P::Nearest::kCeil: r = std::ceil(x); break;
+    // onnxruntime's rule before opset 11: round up when downsampling, truncate otherwise.
+    case P::Nearest::kSimple: r = p.scales[d] < 1 ? std::ceil(x) : std::trunc(x); break;
+  }
+  return std::min<int64_t>(std::max<int64_t>(static_cast<int64_t>(r), 0), p.in[d] - 1);
+}
+
+// Keys' cubic convolution weights for the taps at distance 1 + t, t, 1 - t, 2 - t.
+std::array<double, 4> cubic_weights(double a, double t) {
+  auto near = [a](double s) { return ((a + 2) * s - (a + 3)) * s * s + 1; };           // |s| <= 1
+  auto far = [a](double s) { return ((a * s - 5 * a) * s + 8 * a) * s - 4 * a; };      // 1 < |s| < 2
+  return {far(1 + t), near(t), near(1 - t), far(2 - t)};
+}
+
+AxisTaps axis_taps(const P& p, size_t d) {
+  AxisTaps a;
+  const int64_t in = p.in[d], out = p.out[d];
+  a.taps = p.mode == P::Mode::kNearest ? 1 : p.mode == P::Mode::kLinear ? 2 : 4;
+  a.idx.resize(static_cast<size_t>(out * a.taps));
+  a.w.resize(static_cast<size_t>(out * a.taps));
+  a.outside.resize(static_cast<size_t>(out));
+  for (int64_t o = 0; o < out; ++o) {
+    const double x = original_coordinate(p, d, o);
+    a.outside[o] = p.coord == P::Coord::kTfCropAndResize && (x < 0 || x > in - 1);
+    int64_t* idx = &a.idx[static_cast<size_t>(o * a.taps)];
+    float* w = &a.w[static_cast<size_t>(o * a.taps)];
+    if (p.mode == P::Mode::kNearest) {
+      idx[0] = nearest_index(p, d, x);
+      w[0] = 1.f;
+    } else if (p.mode == P::Mode::kLinear) {
+      const double xc = std::min(std::max(x, 0.0), static_cast<double>(in - 1));
+      const int64_t i0 = static_cast<int64_t>(xc);
+      const double t = xc - i0;
+      idx[0] = i0;
+      idx[1] = std::min(i0 + 1, in - 1);
+      w[0] = static_cast<float>(1 - t);
+      w[1] = static_cast<float>(t);
+    } else {
+      const int64_t i0 = static_cast<int64_t>(std::floor(x));
+      const std::array<double, 4> cw = cubic_weights(p.cubic_coeff_a, x - i0);
+      double sum = 0;
+      std::array<double, 4> ww{};
+      for (int j = 0; j < 4; ++j) {
+        const int64_t i = i0 - 1 + j;
+        ww[j] = p.exclude_outside && (i < 0 || i >= in) ? 0.0 : cw[j];
+        sum += ww[j];
+        idx[j] = std::min(std::max<int64_t>(i, 0), in - 1);
+      }
+      for (int j = 0; j < 4; ++j) w[j] = static_cast<float>(p.exclude_outside && sum != 0 ? ww[j] / sum : ww[j]);
+    }
+  }
+  return a;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Kernel>> make_resize_kernel(const ResizeParams& p) {
+  const int rank = static_cast<int>(p.in.size());
+  if (rank < 1 || static_cast<size_t>(rank) > kMaxResizeRank) return internal_error("Resize: bad rank");
+  std::vector<AxisTaps> axes;
+  for (int d = 0; d < rank; ++d) axes.push_back(axis_taps(p, static_cast<size_t>(d)));
+  const std::vector<int64_t> in_strides = contiguous_strides(p.in);
+  const Shape out_shape = p.out;
+  const float extrapolation = p.extrapolation_value;
+  return make_fn_kernel([=](const KernelContext& k) {
+    const float* x = k.input(0).data_as<float>();
+    float* y = k.output(0).data_as<float>();
+    std::array<int64_t, kMaxResizeRank> o{};
+    int64_t o_lin = 0;
+    do {
+      bool outside = false;
+      for (int d = 0; d < rank; ++d) outside = outside || axes[d].outside[o[d]];
+      if (outside) {
+        y[o_lin++] = extrapolation;
+      } else {
+        double acc = 0;
+        std::array<int, kMaxResizeRank> j{};
+        bool more = true;
+        while (more) {
+          double w = 1;
+          int64_t off = 0;
+          for (int d = 0; d < rank; ++d) {
+            const size_t t = static_cast<size_t>(o[d] * axes[d].taps + j[d]);
+            w *= axes[d].w[t];
+            off += axes[d].idx[t] * in_strides[d];
+          }
+          if (w != 0) acc += w * x[off];
+          // Next tap combination (row-major over dims).
+          more = false;
+          for (int d = rank - 1; d >= 0; --d) {
+            if (++j[d] < axes[d].taps) { more = true; break; }
+            j[d] = 0;
+          }
+        }
+        y[o_lin++] = static_cast<float>(acc);
+      }
+      // Next output index.
+      bool wrapped = true;
+      for (int d = rank - 1; d >= 0; --d) {
+        if (++o[d] < out_shape[d]) { wrapped = false; break; }
+        o[d] = 0;
+      }
+      if (wrapped) break;
+    } while (true);
+    return Status::ok();
+  });
+}
+
+Result<std::unique_ptr<Kernel>> make_Resize(const CompileContext& ctx) {
+  auto in = [&](size_t i) { return ctx.has_input(i) ? &ctx.input(i) : nullptr; };
+  Result<ResizeParams> p = ctx.node.opset < 11 ? resize_params(ctx.node, ctx.input(0).shape, nullptr, in(1), nullptr)
+                                               : resize_params(ctx.node, ctx.input(0).shape, in(1), in(2), in(3));
+  TSR_RETURN_IF_ERROR(p.status());
+  return make_resize_kernel(p.value());
+}
+
+}  // namespace tessera::ref

@@ -1,0 +1,52 @@
+// Resize / Upsample parameters shared by their schemas and the reference kernel: the
+// attributes, and the per-dim scales and output sizes resolved from the plan-time scales /
+// sizes / roi inputs (ONNX Resize-10/11/13/18/19, Upsample-7/9).
+//
+// Output sizes (ONNX spec): from scales, out = floor(in * scale) (for tf_crop_and_resize
+// too: ONNX shape inference and onnxruntime do not multiply by the roi extent); from sizes, out = sizes and scale = out / in, or with
+// keep_aspect_ratio_policy not_larger / not_smaller one scale s = min / max over the axes
+// of sizes / in and out = round(s * in). Before opset 11 the coordinate transformation is
+// asymmetric and nearest rounds down when upsampling and up when downsampling (as in
+// onnxruntime's "simple" nearest mode).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "runtime/ops/op_schema.h"
+
+namespace tessera {
+
+/// Most dims a Resize / Upsample input may have (the kernel keeps fixed-size index arrays).
+constexpr size_t kMaxResizeRank = 8;
+
+/// Everything the Resize kernel needs, resolved at plan time.
+struct ResizeParams {
+  enum class Mode { kNearest, kLinear, kCubic };
+  enum class Coord { kHalfPixel, kHalfPixelSymmetric, kPytorchHalfPixel, kAlignCorners, kAsymmetric, kTfHalfPixelForNn, kTfCropAndResize };
+  enum class Nearest { kRoundPreferFloor, kRoundPreferCeil, kFloor, kCeil, kSimple };
+  Mode mode = Mode::kNearest;
+  Coord coord = Coord::kHalfPixel;
+  Nearest nearest = Nearest::kRoundPreferFloor;
+  float cubic_coeff_a = -0.75f;
+  bool exclude_outside = false;
+  float extrapolation_value = 0.f;
+  Shape in, out;                 // all dims of X and Y
+  std::vector<float> scales;     // per dim (1 for dims not resized)
+  std::vector<float> roi_start;  // per dim, in normalized coordinates (tf_crop_and_resize)
+  std::vector<float> roi_end;
+};
+
+/// Resize (opsets 10..21). `roi`, `scales`, `sizes` are the ValueInfos of those inputs or
+/// nullptr when omitted (for opset 10 pass the scales input as `scales`). Their values must
+/// be plan-time constants (unimplemented otherwise). Errors (invalid_argument, naming the
+/// node) on unknown modes, wrong list lengths, non-positive scales or output sizes, or both
+/// / neither of scales and sizes given.
+Result<ResizeParams> resize_params(const Node& node, const Shape& x_shape, const ValueInfo* roi, const ValueInfo* scales,
+                                   const ValueInfo* sizes);
+
+/// Upsample (opset 7: the `scales` attribute; opset 9: the scales input, passed as `scales`).
+/// Scales must be >= 1.
+Result<ResizeParams> upsample_params(const Node& node, const Shape& x_shape, const ValueInfo* scales);
+
+}  // namespace tessera

@@ -1,0 +1,212 @@
+// Reference kernels Resize and Upsample. Expected values were computed with onnxruntime
+// 1.20 on single-node models whose scales / sizes / roi were initializers, fed the same
+// seq() inputs (expression above each table).
+#include "ref_a_util.h"
+
+namespace tessera {
+namespace {
+
+using testing::attr_f;
+using testing::attr_floats;
+using testing::attr_i;
+using testing::attr_ints;
+using testing::attr_s;
+using testing::expect_error;
+using testing::expect_near;
+using testing::make_tensor;
+using testing::run_ok;
+using testing::seq;
+using testing::to_vector;
+
+Tensor floats(std::vector<float> v) { return make_tensor<float>({static_cast<int64_t>(v.size())}, v); }
+Tensor ints(std::vector<int64_t> v) { return make_tensor<int64_t>({static_cast<int64_t>(v.size())}, v); }
+
+TEST(RefResize, Opset12NearestScalesLikePaddleOcr) {
+  Tensor x = seq({1, 2, 3, 3}), roi = floats({}), scales = floats({1, 1, 2, 2});
+  auto def = run_ok({"Resize", {attr_s("mode", "nearest")}, 12}, {&x, &roi, &scales}, {1, 2});
+  auto asym = run_ok({"Resize", {attr_s("mode", "nearest"), attr_s("coordinate_transformation_mode", "asymmetric"),
+                                 attr_s("nearest_mode", "floor")}, 12},
+                     {&x, &roi, &scales}, {1, 2});
+  ASSERT_EQ(def.size(), 1u);
+  ASSERT_EQ(asym.size(), 1u);
+  EXPECT_EQ(def[0].shape(), (Shape{1, 2, 6, 6}));
+  // ort(Resize, opset 12, mode=nearest, scales [1,1,2,2]); the asymmetric + floor variant
+  // gives the same values for an exact 2x upsample.
+  const std::vector<float> want = {
+      -1.25f, -1.25f, 0.5f, 0.5f, -0.5f, -0.5f, -1.25f, -1.25f, 0.5f, 0.5f, -0.5f, -0.5f, 1.25f, 1.25f, 0.25f,
+      0.25f, -0.75f, -0.75f, 1.25f, 1.25f, 0.25f, 0.25f, -0.75f, -0.75f, 1.f, 1.f, 0.f, 0.f, -1.f, -1.f,
+      1.f, 1.f, 0.f, 0.f, -1.f, -1.f, 0.75f, 0.75f, -0.25f, -0.25f, -1.25f, -1.25f, 0.75f, 0.75f, -0.25f,
+      -0.25f, -1.25f, -1.25f, 0.5f, 0.5f, -0.5f, -0.5f, 1.25f, 1.25f, 0.5f, 0.5f, -0.5f, -0.5f, 1.25f, 1.25f,
+      0.25f, 0.25f, -0.75f, -0.75f, 1.f, 1.f, 0.25f, 0.25f, -0.75f, -0.75f, 1.f, 1.f};
+  EXPECT_EQ(to_vector<float>(def[0]), want);
+  EXPECT_EQ(to_vector<float>(asym[0]), want);
+}
+
+TEST(RefResize, LinearHalfPixelDownsample) {
+  Tensor x = seq({1, 1, 4, 6}), roi = floats({}), scales = floats({1, 1, 0.5f, 0.6f});
+  auto out = run_ok({"Resize", {attr_s("mode", "linear")}, 13}, {&x, &roi, &scales}, {1, 2});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].shape(), (Shape{1, 1, 2, 3}));
+  // ort(Resize, opset 13, mode=linear, scales [1,1,0.5,0.6])
+  expect_near(to_vector<float>(out[0]), {-2.980232e-08f, -0.75f, 0.3333335f, -0.08333331f, 1.f, -0.6666665f}, 1e-5f, 1e-6f);
+}
+
+TEST(RefResize, LinearAlignCornersFromSizes) {
+  Tensor x = seq({1, 1, 3, 4}), roi = floats({}), scales = floats({}), sizes = ints({1, 1, 5, 7});
+  auto out = run_ok({"Resize", {attr_s("mode", "linear"), attr_s("coordinate_transformation_mode", "align_corners")}, 13},
+                    {&x, &roi, &scales, &sizes}, {1, 2, 3});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].shape(), (Shape{1, 1, 5, 7}));
+  // ort(Resize, opset 13, mode=linear, coordinate_transformation_mode=align_corners, sizes [1,1,5,7])
+  expect_near(to_vector<float>(out[0]),
+              {-1.25f, -0.375f, 0.5f, 0.f, -0.5f, 0.375f, 1.25f, -0.5f, -0.3125f, -0.125f, 0.0625f, 0.25f, 0.4375f,
+               0.625f, 0.25f, -0.25f, -0.75f, 0.125f, 1.f, 0.5f, 0.f, -0.375f, -0.1875f, 0.f, 0.1875f, 0.375f,
+               -0.125f, -0.625f, -1.f, -0.125f, 0.75f, 0.25f, -0.25f, -0.75f, -1.25f},
+              1e-5f, 1e-6f);
+}
+
+TEST(RefResize, CubicDefaultAndExcludeOutside) {
+  Tensor x = seq({1, 1, 4, 4}), roi = floats({}), up = floats({1, 1, 2, 2}), mixed = floats({1, 1, 0.75f, 1.5f});
+  auto a = run_ok({"Resize", {attr_s("mode", "cubic")}, 13}, {&x, &roi, &up}, {1, 2});
+  auto b = run_ok({"Resize", {attr_s("mode", "cubic"), attr_f("cubic_coeff_a", -0.5f), attr_i("exclude_outside", 1),
+                              attr_s("coordinate_transformation_mode", "pytorch_half_pixel")}, 13},
+                  {&x, &roi, &mixed}, {1, 2});
+  ASSERT_EQ(a.size(), 1u);
+  ASSERT_EQ(b.size(), 1u);
+  // ort(Resize, opset 13, mode=cubic, scales [1,1,2,2])
+  expect_near(to_vector<float>(a[0]),
+              {-1.623363f, -0.9006538f, 0.3056984f, 0.4830017f, -0.5093689f, -0.3320656f, 0.8742867f, 1.596996f,
+               -0.9748726f, -0.6229362f, -0.03979874f, 0.1696053f, -0.1353493f, 0.1095543f, 0.7455635f, 1.129601f,
+               0.112339f, -0.1589394f, -0.623333f, -0.3610573f, 0.4872627f, 0.8560371f, 0.5502586f, 0.3752823f,
+               0.1324158f, -0.103363f, -0.5080872f, -0.2137108f, 0.6391411f, 0.6692429f, -0.1290817f, -0.6038322f,
+               -0.9615173f, -0.5030823f, 0.2590637f, 0.5466423f, 0.2190285f, -0.3808823f, -0.9405289f, -1.284611f,
+               -0.9414406f, -0.447506f, 0.3743095f, 0.6584892f, 0.2644081f, -0.3389015f, -0.8388786f, -1.147461f,
+               0.145771f, 0.01649094f, -0.2092247f, 0.07495499f, 0.728405f, 0.7483101f, 0.128994f, -0.2392578f,
+               0.7942619f, 0.2942085f, -0.5547218f, -0.2705421f, 1.006123f, 1.396801f, 0.7064857f, 0.3027344f},
+              1e-5f, 1e-5f);
+  EXPECT_EQ(b[0].shape(), (Shape{1, 1, 3, 6}));
+  // ort(Resize, opset 13, mode=cubic, cubic_coeff_a=-0.5, exclude_outside=1,
+  //     coordinate_transformation_mode=pytorch_half_pixel, scales [1,1,0.75,1.5])
+  expect_near(to_vector<float>(b[0]),
+              {-1.158211f, -0.3648797f, 0.3270633f, -0.3034419f, 0.4065198f, 1.21599f, -0.399671f, -0.2205882f,
+               0.08040369f, 0.4020184f, -0.2233456f, -0.873972f, 0.358869f, -0.07629678f, -0.198442f, 0.9465503f,
+               0.6189985f, -0.0001440793f},
+              1e-5f, 1e-5f);
+}
+
+TEST(RefResize, Nearest3dRoundPreferCeilAsymmetric) {
+  Tensor x = seq({2, 5, 7}), roi = floats({}), scales = floats({1, 0.6f, 1.5f});
+  auto out = run_ok({"Resize", {attr_s("mode", "nearest"), attr_s("coordinate_transformation_mode", "asymmetric"),
+                                attr_s("nearest_mode", "round_prefer_ceil")}, 13},
+                    {&x, &roi, &scales}, {1, 2});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].shape(), (Shape{2, 3, 10}));
+  // ort(Resize, opset 13, mode=nearest, asymmetric, round_prefer_ceil, scales [1,0.6,1.5])
+  EXPECT_EQ(to_vector<float>(out[0]),
+            (std::vector<float>{-1.25f, 0.5f, 0.5f, -0.5f, 1.25f, 1.25f, 0.25f, -0.75f, -0.75f, 1.f, 1.25f, 0.25f,
+                                0.25f, -0.75f, 1.f, 1.f, 0.f, -1.f, -1.f, 0.75f, -0.25f, -1.25f, -1.25f, 0.5f, -0.5f,
+                                -0.5f, 1.25f, 0.25f, 0.25f, -0.75f, -0.5f, 1.25f, 1.25f, 0.25f, -0.75f, -0.75f, 1.f,
+                                0.f, 0.f, -1.f, -0.75f, 1.f, 1.f, 0.f, -1.f, -1.f, 0.75f, -0.25f, -0.25f, -1.25f,
+                                0.5f, -0.5f, -0.5f, 1.25f, 0.25f, 0.25f, -0.75f, 1.f, 1.f, 0.f}));
+}
+
+TEST(RefResize, TfCropAndResizeExtrapolation) {
+  Tensor x = seq({1, 1, 4, 5}), roi = floats({0, 0, 0.2f, 0.1f, 1, 1, 0.9f, 1.2f}), scales = floats({1, 1, 1.5f, 1.2f});
+  auto out = run_ok({"Resize", {attr_s("mode", "linear"), attr_s("coordinate_transformation_mode", "tf_crop_and_resize"),
+                                attr_f("extrapolation_value", -9.f)}, 13},
+                    {&x, &roi, &scales}, {1, 2});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].shape(), (Shape{1, 1, 6, 6}));
+  // ort(Resize, opset 13, mode=linear, tf_crop_and_resize, roi [0,0,.2,.1,1,1,.9,1.2],
+  //     extrapolation_value=-9, scales [1,1,1.5,1.2])
+  expect_near(to_vector<float>(out[0]),
+              {-0.25f, 0.52f, -0.184f, -0.07399998f, 0.4980001f, -9.f, -0.06200001f, 0.6904f, -0.1500001f, -0.9199997f,
+               0.6200001f, -9.f, -0.314f, 0.06879988f, 0.05999994f, -0.7099996f, 0.8300002f, -9.f, -0.566f, -0.5528001f,
+               0.2699999f, -0.4999996f, 1.04f, -9.f, -0.51f, -0.62f, 0.4799999f, -0.3207998f, 0.5416001f, -9.f,
+               -0.3000001f, -0.4100001f, 0.6899998f, -0.1570001f, -0.3109996f, -9.f},
+              1e-4f, 1e-5f);
+}
+
+TEST(RefResize, Opset10NearestAndLinear) {
+  Tensor x = seq({1, 1, 2, 3}), scales = floats({1, 1, 2, 1.5f});
+  auto nn = run_ok({"Resize", {attr_s("mode", "nearest")}, 10}, {&x, &scales}, {1});
+  auto lin = run_ok({"Resize", {attr_s("mode", "linear")}, 10}, {&x, &scales}, {1});
+  ASSERT_EQ(nn.size(), 1u);
+  ASSERT_EQ(lin.size(), 1u);
+  EXPECT_EQ(nn[0].shape(), (Shape{1, 1, 4, 4}));
+  // ort(Resize, opset 10, mode=nearest / linear, scales [1,1,2,1.5])
+  EXPECT_EQ(to_vector<float>(nn[0]), (std::vector<float>{-1.25f, -1.25f, 0.5f, -0.5f, -1.25f, -1.25f, 0.5f, -0.5f, 1.25f,
+                                                         1.25f, 0.25f, -0.75f, 1.25f, 1.25f, 0.25f, -0.75f}));
+  expect_near(to_vector<float>(lin[0]), {-1.25f, -0.08333328f, 0.1666666f, -0.5f, 0.f, 0.25f, 0.04166663f, -0.625f, 1.25f,
+                                         0.5833333f, -0.08333337f, -0.75f, 1.25f, 0.5833333f, -0.08333337f, -0.75f},
+              1e-5f, 1e-6f);
+}
+
+TEST(RefResize, Opset18AxesKeepAspectRatio) {
+  Tensor x = seq({1, 1, 4, 6}), sizes = ints({6, 6});
+  auto out = run_ok({"Resize", {attr_s("mode", "nearest"), attr_ints("axes", {2, 3}),
+                                attr_s("keep_aspect_ratio_policy", "not_larger")}, 18},
+                    {&x, nullptr, nullptr, &sizes}, {3});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].shape(), (Shape{1, 1, 4, 6}));  // scale min(6/4, 6/6) = 1
+  // ort(Resize, opset 18, nearest, axes [2,3], not_larger, sizes [6,6])
+  EXPECT_EQ(to_vector<float>(out[0]), to_vector<float>(x));
+}
+
+TEST(RefResize, Opset19HalfPixelSymmetric) {
+  Tensor x = seq({1, 1, 3, 4}), scales = floats({1, 1, 1.7f, 0.6f});
+  auto out = run_ok({"Resize", {attr_s("mode", "linear"), attr_s("coordinate_transformation_mode", "half_pixel_symmetric")}, 19},
+                    {&x, nullptr, &scales}, {2});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].shape(), (Shape{1, 1, 5, 2}));
+  // ort(Resize, opset 19, linear, half_pixel_symmetric, scales [1,1,1.7,0.6])
+  expect_near(to_vector<float>(out[0]), {-0.08333328f, 0.08333319f, -0.2205883f, 0.3235294f, -0.4166667f, 0.6666667f,
+                                         -0.07352936f, -0.06862748f, 0.1666667f, -0.5833333f},
+              1e-5f, 1e-6f);
+}
+
+TEST(RefResize, SizeOne) {
+  Tensor x = make_tensor<float>({1, 1, 1, 1}, {2.5f}), roi = floats({}), scales = floats({1, 1, 3, 2});
+  auto out = run_ok({"Resize", {attr_s("mode", "cubic")}, 13}, {&x, &roi, &scales}, {1, 2});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].shape(), (Shape{1, 1, 3, 2}));
+  // Every tap clamps to the one pixel and the cubic weights sum to 1.
+  expect_near(to_vector<float>(out[0]), std::vector<float>(6, 2.5f));
+}
+
+TEST(RefResize, Errors) {
+  Tensor x = seq({1, 1, 2, 2}), roi = floats({}), scales = floats({1, 1, 2, 2}), sizes = ints({1, 1, 4, 4});
+  expect_error({"Resize", {}, 13}, {&x, &roi, &scales, &sizes}, StatusCode::kInvalidArgument, "both", {1, 2, 3});
+  Tensor neg = floats({1, 1, -2, 2});
+  expect_error({"Resize", {}, 13}, {&x, &roi, &neg}, StatusCode::kInvalidArgument, "positive", {1, 2});
+  Tensor short_scales = floats({2, 2});
+  expect_error({"Resize", {}, 13}, {&x, &roi, &short_scales}, StatusCode::kInvalidArgument, "scales", {1, 2});
+  expect_error({"Resize", {attr_s("mode", "area")}, 13}, {&x, &roi, &scales}, StatusCode::kInvalidArgument, "mode", {1, 2});
+  expect_error({"Resize", {attr_s("coordinate_transformation_mode", "corners")}, 13}, {&x, &roi, &scales},
+               StatusCode::kInvalidArgument, "coordinate_transformation_mode", {1, 2});
+  expect_error({"Resize", {}, 13}, {&x, &roi, &scales}, StatusCode::kUnimplemented, "scales", {1});  // not a constant
+  Tensor tiny = floats({1, 1, 0.1f, 1});
+  expect_error({"Resize", {}, 13}, {&x, &roi, &tiny}, StatusCode::kInvalidArgument, "output dim", {1, 2});
+  expect_error({"Resize", {attr_i("antialias", 1)}, 18}, {&x, &roi, &scales}, StatusCode::kUnimplemented, "antialias", {1, 2});
+}
+
+TEST(RefUpsample, Opset9NearestAndOpset7Linear) {
+  Tensor x = seq({1, 1, 2, 3}), scales = floats({1, 1, 2, 2});
+  auto nn = run_ok({"Upsample", {attr_s("mode", "nearest")}, 9}, {&x, &scales}, {1});
+  auto lin = run_ok({"Upsample", {attr_s("mode", "linear"), attr_floats("scales", {1, 1, 2, 2})}, 7}, {&x});
+  ASSERT_EQ(nn.size(), 1u);
+  ASSERT_EQ(lin.size(), 1u);
+  EXPECT_EQ(nn[0].shape(), (Shape{1, 1, 4, 6}));
+  // ort(Upsample, opset 9, nearest, scales [1,1,2,2]) and ort(Upsample, opset 7, linear, scales=[1,1,2,2])
+  EXPECT_EQ(to_vector<float>(nn[0]), (std::vector<float>{-1.25f, -1.25f, 0.5f, 0.5f, -0.5f, -0.5f, -1.25f, -1.25f, 0.5f,
+                                                         0.5f, -0.5f, -0.5f, 1.25f, 1.25f, 0.25f, 0.25f, -0.75f, -0.75f,
+                                                         1.25f, 1.25f, 0.25f, 0.25f, -0.75f, -0.75f}));
+  expect_near(to_vector<float>(lin[0]), {-1.25f, -0.375f, 0.5f, 0.f, -0.5f, -0.5f, 0.f, 0.1875f, 0.375f, -0.125f, -0.625f,
+                                         -0.625f, 1.25f, 0.75f, 0.25f, -0.25f, -0.75f, -0.75f, 1.25f, 0.75f, 0.25f, -0.25f,
+                                         -0.75f, -0.75f});
+  Tensor down = floats({1, 1, 0.5f, 1});
+  expect_error({"Upsample", {}, 9}, {&x, &down}, StatusCode::kInvalidArgument, "scales", {1});
+}
+
+}  // namespace
+}  // namespace tessera
