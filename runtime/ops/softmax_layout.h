@@ -20,7 +20,7 @@ struct SoftmaxLayout {
 inline Result<SoftmaxLayout> softmax_layout(const Node& node, const Shape& shape) {
   const int64_t rank = static_cast<int64_t>(shape.size());
   if (rank == 0) return invalid_argument(node.describe() + ": input must have rank >= 1");
-  const bool legacy = node.opset > 0 && node.opset < 13;
+  const bool legacy = node.opset < 13;
   int64_t axis = node.attr_i("axis", legacy ? 1 : -1);
   if (axis < -rank || axis >= rank)
     return invalid_argument(node.describe() + ": axis " + std::to_string(axis) + " is out of range for rank " +

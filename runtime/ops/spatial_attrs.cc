@@ -43,6 +43,9 @@ Status check_x_rank(const Node& node, const Shape& x_shape) {
   if (x_shape.size() - 2 > static_cast<size_t>(kMaxSpatialDims))
     return unimplemented(node.describe() + ": at most " + std::to_string(kMaxSpatialDims) +
                          " spatial dims are supported, got " + shape_to_string(x_shape));
+  // Bounds every later sum and product of sizes, pads, kernels and strides below 2^63.
+  for (int64_t d : x_shape)
+    if (d < 0 || d > (int64_t{1} << 40)) return fail(node, "input X has a bad shape " + shape_to_string(x_shape));
   return Status::ok();
 }
 
@@ -144,7 +147,9 @@ Result<WindowGeometry> conv_transpose_geometry(const Node& node, const Shape& x_
     const int64_t dk = (g.kernel[i] - 1) * g.dilations[i] + 1;
     if (out_pad[i] >= g.strides[i] && out_pad[i] >= g.dilations[i])
       return fail(node, "output_padding " + std::to_string(out_pad[i]) + " must be smaller than the stride or dilation");
-    const int64_t full = g.strides[i] * (g.in[i] - 1) + out_pad[i] + dk;
+    if (g.in[i] > (int64_t{1} << 32))
+      return fail(node, "input spatial dim " + std::to_string(i) + " is too large (" + std::to_string(g.in[i]) + ")");
+    const int64_t full = g.strides[i] * (g.in[i] - 1) + out_pad[i] + dk;  // <= 2^62 + 2^30 + 2^60 + 1
     const bool same = auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER";
     if (!out_shape.empty() || same) {
       g.out[i] = !out_shape.empty() ? out_shape[i] : g.in[i] * g.strides[i];

@@ -2,6 +2,7 @@
 // 1.20 on a single-node model (CPUExecutionProvider) fed the same seq() inputs; the
 // expression is given above each table, e.g. ort(Conv, opset 11, strides=[2,1], ...).
 #include "ref_a_util.h"
+#include "runtime/ops/spatial_attrs.h"
 
 namespace tessera {
 namespace {
@@ -167,6 +168,21 @@ TEST(RefConvTranspose, SizeOneAndErrors) {
   expect_error({"ConvTranspose", {attr_ints("output_shape", {20, 20})}}, {&x2, &w2}, StatusCode::kInvalidArgument, "output size");
   Tensor w3 = seq({3, 2, 3, 3});
   expect_error({"ConvTranspose"}, {&x2, &w3}, StatusCode::kInvalidArgument, "channels");
+  expect_error({"ConvTranspose", {attr_ints("strides", {int64_t{1} << 40, 1})}}, {&x2, &w2}, StatusCode::kInvalidArgument,
+               "strides");
+}
+
+TEST(RefConvTranspose, HugeStrideTimesInputDoesNotOverflow) {
+  // stride 2^30 over an input dim of 2^33 would overflow int64 in the size formula; the
+  // schema must reject it without allocating anything.
+  Node node;
+  node.name = "big";
+  node.op_type = "ConvTranspose";
+  node.opset = 11;
+  node.attributes = {attr_ints("strides", {int64_t{1} << 30})};
+  auto g = conv_transpose_geometry(node, {1, 1, int64_t{1} << 33}, {1, 1, 1});
+  ASSERT_FALSE(g.is_ok());
+  EXPECT_NE(g.status().message().find("too large"), std::string::npos) << g.status().to_string();
 }
 
 }  // namespace
