@@ -3,7 +3,9 @@
 // (required), strides, dilations (opset 19), pads, auto_pad, ceil_mode (opset 10),
 // count_include_pad (opset 7; 0: divide by the number of taps inside X, 1: by the kernel
 // size, even for a ceil_mode window that reaches past the end pad, as onnxruntime and the
-// ONNX reference implementation do). float only.
+// ONNX reference implementation do). With ceil_mode a last window that would start in the
+// end padding is dropped (ONNX shape inference, PyTorch; onnxruntime 1.20 keeps it).
+// float only.
 #include "runtime/ops/op_schema.h"
 #include "runtime/ops/spatial_attrs.h"
 

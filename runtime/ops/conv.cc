@@ -21,7 +21,7 @@ Status infer(InferContext& ctx) {
   const int64_t group = ctx.node().attr_i("group", 1);
   if (group < 1) return ctx.error("group must be >= 1, got " + std::to_string(group));
   const int64_t c = x.shape[1], m = w.shape[0];
-  if (c != w.shape[1] * group)
+  if (c % group != 0 || c / group != w.shape[1])
     return ctx.error("X has " + std::to_string(c) + " channels but W " + shape_to_string(w.shape) + " with group " +
                      std::to_string(group) + " expects " + std::to_string(w.shape[1] * group));
   if (m % group != 0)

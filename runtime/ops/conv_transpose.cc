@@ -7,6 +7,8 @@
 // Note: for an odd total padding the spec (and the ONNX reference implementation) put the
 // extra pad at the end for SAME_UPPER and at the beginning otherwise; onnxruntime does the
 // opposite. Tessera follows the spec.
+#include <algorithm>
+
 #include "runtime/ops/op_schema.h"
 #include "runtime/ops/spatial_attrs.h"
 
@@ -29,7 +31,7 @@ Status infer(InferContext& ctx) {
   if (w.shape[0] != c)
     return ctx.error("X has " + std::to_string(c) + " channels but W " + shape_to_string(w.shape) + " expects " +
                      std::to_string(w.shape[0]));
-  if (c % group != 0)
+  if (group > std::max<int64_t>(c, 1) || c % group != 0)
     return ctx.error("input channels " + std::to_string(c) + " are not divisible by group " + std::to_string(group));
   const int64_t m = w.shape[1] * group;
   if (ctx.has_input(2)) {

@@ -40,8 +40,11 @@ Status infer(InferContext& ctx) {
     return ctx.error("unknown direction '" + direction + "' (expected forward, reverse or bidirectional)");
   const int64_t dirs = direction == "bidirectional" ? 2 : 1;
   const int64_t seq = layout ? x.shape[1] : x.shape[0], batch = layout ? x.shape[0] : x.shape[1], input = x.shape[2];
-  const int64_t hidden = n.attr_i("hidden_size", r.shape[2]);
-  if (hidden < 1) return ctx.error("hidden_size must be >= 1, got " + std::to_string(hidden));
+  const int64_t hidden = r.shape[2];
+  if (n.attr_i("hidden_size", hidden) != hidden)
+    return ctx.error("hidden_size " + std::to_string(n.attr_i("hidden_size", hidden)) + " does not match R " +
+                     shape_to_string(r.shape));
+  if (hidden < 1) return ctx.error("hidden size must be >= 1, got R " + shape_to_string(r.shape));
   if (n.attr_f("clip", 1.f) <= 0.f) return ctx.error("clip must be positive");
   const int64_t input_forget = n.attr_i("input_forget", 0);
   if (input_forget != 0 && input_forget != 1) return ctx.error("input_forget must be 0 or 1");

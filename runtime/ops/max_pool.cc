@@ -4,7 +4,9 @@
 // wins the max. The optional second output Indices (int64, same shape as Y) holds the flat
 // index of each max in X: row-major over (n, c, spatial), or with storage_order = 1
 // column-major over the spatial dims. Pads must be smaller than the kernel (as in
-// onnxruntime), so no window lies entirely in the padding. float, double, int8, uint8.
+// onnxruntime), so no window lies entirely in the padding. With ceil_mode a last window
+// that would start in the end padding is dropped (ONNX shape inference, PyTorch);
+// onnxruntime 1.20 keeps it and outputs -FLT_MAX there. float, double, int8, uint8.
 #include "runtime/ops/op_schema.h"
 #include "runtime/ops/spatial_attrs.h"
 

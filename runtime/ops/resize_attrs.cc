@@ -151,7 +151,10 @@ Result<ResizeParams> resize_params(const Node& node, const Shape& x_shape, const
     }
   } else {
     std::vector<int64_t> int_sizes;
-    for (double v : sizes_v) int_sizes.push_back(static_cast<int64_t>(v));
+    for (double v : sizes_v) {
+      if (!(v >= 1 && v <= static_cast<double>(int64_t{1} << 40))) return fail(node, "sizes value " + std::to_string(v) + " is out of range");
+      int_sizes.push_back(static_cast<int64_t>(v));
+    }
     const std::string policy = node.opset >= 18 ? node.attr_s("keep_aspect_ratio_policy", "stretch") : "stretch";
     if (policy != "stretch" && policy != "not_larger" && policy != "not_smaller")
       return fail(node, "unknown keep_aspect_ratio_policy '" + policy + "'");

@@ -87,6 +87,7 @@ TEST(RefConv, HostileAttributesAreErrors) {
   Tensor x = seq({1, 4, 5, 5}), w = seq({6, 2, 3, 3});
   expect_error({"Conv", {attr_i("group", 3)}}, {&x, &w}, StatusCode::kInvalidArgument, "group");
   expect_error({"Conv", {attr_i("group", 0)}}, {&x, &w}, StatusCode::kInvalidArgument, "group");
+  expect_error({"Conv", {attr_i("group", int64_t{1} << 62)}}, {&x, &w}, StatusCode::kInvalidArgument, "group");
   Tensor w4 = seq({6, 1, 3, 3});
   expect_error({"Conv", {attr_i("group", 4)}}, {&x, &w4}, StatusCode::kInvalidArgument, "divisible");
   expect_error({"Conv", {attr_i("group", 2), attr_ints("strides", {0, 1})}}, {&x, &w}, StatusCode::kInvalidArgument, "strides");
@@ -164,6 +165,7 @@ TEST(RefConvTranspose, SizeOneAndErrors) {
   expect_error({"ConvTranspose", {attr_ints("strides", {2, 2}), attr_ints("output_padding", {2, 0})}}, {&x2, &w2},
                StatusCode::kInvalidArgument, "output_padding");
   expect_error({"ConvTranspose", {attr_i("group", 3)}}, {&x2, &w2}, StatusCode::kInvalidArgument, "group");
+  expect_error({"ConvTranspose", {attr_i("group", int64_t{1} << 62)}}, {&x2, &w2}, StatusCode::kInvalidArgument, "group");
   expect_error({"ConvTranspose", {attr_ints("pads", {3, 3, 3, 3})}}, {&x2, &w2}, StatusCode::kInvalidArgument, "output spatial");
   expect_error({"ConvTranspose", {attr_ints("output_shape", {20, 20})}}, {&x2, &w2}, StatusCode::kInvalidArgument, "output size");
   Tensor w3 = seq({3, 2, 3, 3});

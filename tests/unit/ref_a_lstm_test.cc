@@ -132,9 +132,28 @@ TEST(RefLSTM, SizeOneHandComputed) {
   expect_near(to_vector<float>(out[2]), {c});
 }
 
+TEST(RefLSTM, OmittedYKeepsYhAndYc) {
+  // The silero-style use: only Y_h and Y_c are consumed; Y is omitted (output index -1).
+  const int64_t S = 5, N = 1, I = 3, H = 4;
+  Tensor x = seq({S, N, I}), w = half(seq({1, 4 * H, I}, 5, 13)), r = half(seq({1, 4 * H, H}, 3, 7));
+  Tensor b = half(seq({1, 8 * H}, 2, 9)), h0 = seq({1, N, H}, 3, 5), c0 = seq({1, N, H}, 2, 7);
+  auto out = testing::run_op_with_omitted_outputs({"LSTM", {attr_i("hidden_size", H)}, 7},
+                                                  {&x, &w, &r, &b, nullptr, &h0, &c0}, {false, true, true});
+  ASSERT_TRUE(out.is_ok()) << out.status().to_string();
+  // Same as ForwardBatch1WithBiasAndInitialState's Y_h and Y_c (onnxruntime values).
+  expect_near(to_vector<float>(out.value()[1]), {0.187975f, 0.2666929f, -0.2156855f, 0.03466509f}, 1e-5f, 1e-6f);
+  expect_near(to_vector<float>(out.value()[2]), {0.2894693f, 0.440087f, -0.2729492f, 0.06701425f}, 1e-5f, 1e-6f);
+  auto only_y = testing::run_op_with_omitted_outputs({"LSTM", {attr_i("hidden_size", H)}, 7},
+                                                     {&x, &w, &r, &b, nullptr, &h0, &c0}, {true, false, false});
+  ASSERT_TRUE(only_y.is_ok()) << only_y.status().to_string();
+  EXPECT_NEAR(to_vector<float>(only_y.value()[0]).back(), 0.03466509f, 1e-6f);
+}
+
 TEST(RefLSTM, Errors) {
   Tensor x = seq({2, 1, 3}), w = seq({1, 8, 3}), r = seq({1, 8, 2});
-  expect_error({"LSTM", {attr_i("hidden_size", 3)}, 7}, {&x, &w, &r}, StatusCode::kInvalidArgument, "W");
+  expect_error({"LSTM", {attr_i("hidden_size", 3)}, 7}, {&x, &w, &r}, StatusCode::kInvalidArgument, "hidden_size");
+  Tensor w_bad = seq({1, 8, 4});
+  expect_error({"LSTM", {}, 7}, {&x, &w_bad, &r}, StatusCode::kInvalidArgument, "W");
   expect_error({"LSTM", {attr_s("direction", "sideways")}, 7}, {&x, &w, &r}, StatusCode::kInvalidArgument, "direction");
   expect_error({"LSTM", {attr_s("direction", "bidirectional")}, 7}, {&x, &w, &r}, StatusCode::kInvalidArgument, "W");
   expect_error({"LSTM", {attr_strings("activations", {"Sigmoid", "Tanh", "Gelu"})}, 7}, {&x, &w, &r},

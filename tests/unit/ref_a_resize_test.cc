@@ -185,6 +185,10 @@ TEST(RefResize, Errors) {
   expect_error({"Resize", {attr_s("coordinate_transformation_mode", "corners")}, 13}, {&x, &roi, &scales},
                StatusCode::kInvalidArgument, "coordinate_transformation_mode", {1, 2});
   expect_error({"Resize", {}, 13}, {&x, &roi, &scales}, StatusCode::kUnimplemented, "scales", {1});  // not a constant
+  Tensor huge_sizes = ints({1, 1, int64_t{1} << 62, 4});
+  expect_error({"Resize", {}, 13}, {&x, &roi, nullptr, &huge_sizes}, StatusCode::kInvalidArgument, "sizes", {1, 3});
+  Tensor huge_scales = floats({1, 1, 1e30f, 1});
+  expect_error({"Resize", {}, 13}, {&x, &roi, &huge_scales}, StatusCode::kInvalidArgument, "too large", {1, 2});
   Tensor tiny = floats({1, 1, 0.1f, 1});
   expect_error({"Resize", {}, 13}, {&x, &roi, &tiny}, StatusCode::kInvalidArgument, "output dim", {1, 2});
   expect_error({"Resize", {attr_i("antialias", 1)}, 18}, {&x, &roi, &scales}, StatusCode::kUnimplemented, "antialias", {1, 2});
