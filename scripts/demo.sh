@@ -19,6 +19,8 @@ cd "$ROOT"
 BUILD_DIR="${BUILD_DIR:-build}"
 case "$BUILD_DIR" in /*) ;; *) BUILD_DIR="$ROOT/$BUILD_DIR" ;; esac
 export BUILD_DIR
+# ccache keys on paths relative to the repository, so clones in other folders share hits.
+export CCACHE_BASEDIR="$ROOT"
 JOBS="${TESSERA_JOBS:-$(nproc)}"
 PY="$BUILD_DIR/venv/bin/python"
 DEMO="$BUILD_DIR/demo"
@@ -104,6 +106,9 @@ demo_model() {
     --tessera-dir "$dir/out" --threads "$THREADS" --runs "$RUNS" --json-out "$dir/compare.json" \
     || { fail compare; return 1; }
   sed -n 's/^worst: /    /p' "$dir/compare.log"
+  if [[ "$m" == rec ]]; then   # what Tessera's output says: the caption on the photograph
+    "$PY" scripts/demo/ctc_decode.py "$dir"/out/*.npy "$onnx" | sed 's/^/    Tessera /' | tee "$dir/text.txt"
+  fi
 }
 
 read -ra MODELS <<< "$("$PY" scripts/demo/real_models.py names)"

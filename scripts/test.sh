@@ -13,6 +13,8 @@ cd "$ROOT"
 BUILD_DIR="${BUILD_DIR:-build}"
 case "$BUILD_DIR" in /*) ;; *) BUILD_DIR="$ROOT/$BUILD_DIR" ;; esac
 export BUILD_DIR
+# ccache keys on paths relative to the repository, so clones in other folders share hits.
+export CCACHE_BASEDIR="$ROOT"
 JOBS="${TESSERA_JOBS:-$(nproc)}"
 step() { echo "[test] $*"; }
 start=$SECONDS

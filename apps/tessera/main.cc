@@ -221,7 +221,10 @@ int cmd_inspect(const std::string& path, bool json) {
     std::printf("\"ops\":{");
     size_t k = 0;
     for (const auto& [op, c] : ops) std::printf("%s\"%s\":%d", k++ ? "," : "", json_escape(op).c_str(), c);
-    std::printf("},\"sharding\":null}\n");
+    const ModelExtras& x = m.extras;
+    std::printf("},\"segments\":%zu,\"sharding\":{\"meshes\":%zu,\"tensor_shardings\":%zu,\"weight_chunks\":%zu},"
+                "\"training_state\":%s}\n",
+                x.segments, x.meshes, x.tensor_shardings, x.weight_chunks, x.training_state ? "true" : "false");
     return 0;
   }
   std::printf("file:            %s (%lld bytes)\n", path.c_str(), static_cast<long long>(st.st_size));
@@ -233,7 +236,13 @@ int cmd_inspect(const std::string& path, bool json) {
   std::printf("\nload time:       %.3f ms (mmap + verify + IR)\n", load_ms);
   std::printf("weights:         %llu bytes\n", static_cast<unsigned long long>(wb));
   std::printf("nodes:           %d (including subgraphs)\n", nodes);
-  std::printf("sharding:        none (single device)\n");
+  if (m.extras.meshes == 0 && m.extras.tensor_shardings == 0)
+    std::printf("sharding:        none (single device)\n");
+  else
+    std::printf("sharding:        %zu meshes, %zu tensor placements, %zu pre-sharded weight chunks\n", m.extras.meshes,
+                m.extras.tensor_shardings, m.extras.weight_chunks);
+  std::printf("training state:  %s\n", m.extras.training_state ? "yes" : "none");
+  std::printf("segments:        %zu\n", m.extras.segments);
   std::printf("inputs:\n");
   for (const auto& t : s.inputs()) std::printf("  %-30s %-8s %s\n", t.name.c_str(), dtype_name(t.dtype), dims_to_string(t).c_str());
   std::printf("outputs:\n");

@@ -92,6 +92,11 @@ class Reader {
       for (uint32_t i = 0; i < m->metadata_keys()->size(); ++i)
         model->meta.properties[m->metadata_keys()->Get(i)->str()] = m->metadata_values()->Get(i)->str();
     }
+    model->extras.meshes = m->meshes() ? m->meshes()->size() : 0;
+    model->extras.tensor_shardings = m->shardings() ? m->shardings()->size() : 0;
+    model->extras.weight_chunks = m->chunks() ? m->chunks()->size() : 0;
+    model->extras.training_state = m->training() != nullptr;
+    model->extras.segments = segments_.size();
     TSR_RETURN_IF_ERROR(read_graph(*m->graph(), model->graph, 0));
     TSR_RETURN_IF_ERROR(model->graph.validate().with_context(what_));
     return model;

@@ -110,6 +110,16 @@ struct ModelMetadata {
   std::map<std::string, std::string> properties;
 };
 
+/// What a file holds beyond the graph (filled by the .tsr reader; the tables are defined
+/// by schema/tessera.fbs and used by the distributed and training modules).
+struct ModelExtras {
+  size_t meshes = 0;            // device meshes
+  size_t tensor_shardings = 0;  // SBP placements of tensors
+  size_t weight_chunks = 0;     // pre-sharded weight chunks
+  bool training_state = false;  // optimizer state and step
+  size_t segments = 0;          // weight / optimizer-state segments
+};
+
 /// A whole model: metadata plus the main graph. Constant tensors may point into a file
 /// mapping; `storage` keeps that mapping alive.
 struct Model {
@@ -118,6 +128,7 @@ struct Model {
   std::shared_ptr<const void> storage;
   /// Format version of the file this model was read from (0 when built in memory).
   uint32_t format_version = 0;
+  ModelExtras extras;
   /// Opset version of `domain` the model imports, or 0.
   int64_t opset(const std::string& domain = "") const;
 };
