@@ -331,7 +331,23 @@ void add_input_options(CLI::App* c, InputArgs& ia) {
 }  // namespace
 }  // namespace tessera
 
+namespace {
+int tessera_main(int argc, char** argv);
+}  // namespace
+
 int main(int argc, char** argv) {
+  // Errors are Status values; this only turns a stray exception (e.g. std::bad_alloc) into
+  // a clean error instead of std::terminate.
+  try {
+    return tessera_main(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "tessera: error: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+namespace {
+int tessera_main(int argc, char** argv) {
   using namespace tessera;
   CLI::App app{"tessera: convert ONNX models to .tsr and run them"};
   app.set_version_flag("--version", std::string("tessera ") + TESSERA_VERSION + " (format TSR1 v" +
@@ -396,3 +412,4 @@ int main(int argc, char** argv) {
   if (*bench) return cmd_bench(bench_path, bench_in, bench_backend, bench_threads, bench_runs, bench_warmup, bench_json);
   return 1;
 }
+}  // namespace

@@ -27,6 +27,13 @@ std::string shape_to_string(const Shape& shape) {
 }
 
 Result<Tensor> Tensor::allocate(DType dtype, const Shape& shape) {
+  TSR_ASSIGN_OR_RETURN(Tensor t, allocate_uninitialized(dtype, shape));
+  size_t rounded = (t.nbytes() + kTensorAlignment - 1) / kTensorAlignment * kTensorAlignment;
+  std::memset(t.data_, 0, rounded == 0 ? kTensorAlignment : rounded);
+  return t;
+}
+
+Result<Tensor> Tensor::allocate_uninitialized(DType dtype, const Shape& shape) {
   if (dtype_size(dtype) == 0)
     return unimplemented(std::string("cannot allocate a tensor of dtype ") + dtype_name(dtype));
   TSR_ASSIGN_OR_RETURN(int64_t n, shape_numel(shape));
@@ -37,7 +44,6 @@ Result<Tensor> Tensor::allocate(DType dtype, const Shape& shape) {
   if (rounded == 0) rounded = kTensorAlignment;
   void* p = std::aligned_alloc(kTensorAlignment, rounded);
   if (!p) return out_of_memory("failed to allocate " + std::to_string(bytes) + " bytes");
-  std::memset(p, 0, rounded);
   Tensor t;
   t.dtype_ = dtype;
   t.shape_ = shape;

@@ -1,5 +1,7 @@
 #include "tessera/session.h"
 
+#include <unistd.h>
+
 #include <cstring>
 
 #include "backends/backend.h"
@@ -60,7 +62,18 @@ Status Session::prepare(const std::vector<Shape>& input_shapes) {
   plan_.reset();
   arena_ = Tensor();
   TSR_ASSIGN_OR_RETURN(plan_, plan_graph(model_->graph, input_shapes, po));
-  TSR_ASSIGN_OR_RETURN(arena_, Tensor::allocate(DType::kUInt8, {static_cast<int64_t>(plan_->arena_bytes)}));
+  uint64_t limit = options_.max_arena_bytes;
+  if (limit == 0) limit = static_cast<uint64_t>(::sysconf(_SC_PHYS_PAGES)) * static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  if (plan_->arena_bytes > limit) {
+    uint64_t need = plan_->arena_bytes;
+    plan_.reset();
+    return out_of_memory("the plan for these input shapes needs " + std::to_string(need) +
+                         " bytes of activations, more than the limit of " + std::to_string(limit) + " bytes");
+  }
+  TSR_ASSIGN_OR_RETURN(arena_, Tensor::allocate_uninitialized(DType::kUInt8, {static_cast<int64_t>(plan_->arena_bytes)}));
+  // Poison (0xFF bytes: NaN as float, -1 as integers) so that a kernel reading memory it has
+  // not written shows up as NaN in every test rather than as a lucky zero.
+  if (arena_.nbytes()) std::memset(arena_.data(), 0xFF, arena_.nbytes());
   planned_shapes_ = input_shapes;
   plan_ms_ = ms_since(t0);
   return Status::ok();

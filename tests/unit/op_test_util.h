@@ -87,6 +87,8 @@ inline Result<std::vector<Tensor>> run_op(const OpSpec& spec, const std::vector<
   std::vector<Tensor> outs;
   for (const ValueInfo& o : out_infos) {
     TSR_ASSIGN_OR_RETURN(Tensor t, Tensor::allocate(o.dtype, o.shape));
+    // Poisoned, as the executor's arena is: a kernel must write every output element.
+    if (t.nbytes()) std::memset(t.data(), 0xFF, t.nbytes());
     outs.push_back(std::move(t));
   }
   KernelContext kctx;

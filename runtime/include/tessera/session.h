@@ -33,6 +33,9 @@ struct SessionOptions {
   int threads = 0;
   /// Verify segment checksums at load (reads every weight byte once).
   bool verify_checksums = true;
+  /// Most bytes the activation arena may take; 0 = the machine's physical memory. A plan
+  /// that needs more fails with kOutOfMemory instead of exhausting the machine.
+  uint64_t max_arena_bytes = 0;
 };
 
 /// A graph input or output as declared in the model: dims are sizes, or -1 with a symbol.

@@ -35,6 +35,8 @@ class Tensor {
   /// A new tensor owning a 64-byte aligned, zero-filled buffer. Errors on a bad shape or
   /// when the allocation fails.
   static Result<Tensor> allocate(DType dtype, const Shape& shape);
+  /// As allocate(), without zero-filling (for buffers every user writes before reading).
+  static Result<Tensor> allocate_uninitialized(DType dtype, const Shape& shape);
   /// A view of `data` (which must hold numel * dtype_size bytes). `keepalive`, if given,
   /// is held as long as the tensor (or a copy of it) lives.
   static Tensor wrap(DType dtype, const Shape& shape, void* data,
