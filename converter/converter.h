@@ -14,7 +14,6 @@ struct ConvertOptions {
   bool fold_constants = true;    // evaluate nodes whose inputs are all constant
   bool fold_batchnorm = true;    // Conv + BatchNormalization -> Conv
   bool remove_dead = true;       // drop nodes and weights no output depends on
-  bool onnx_shape_inference = true;  // record ONNX's inferred (symbolic) shapes
   /// Largest tensor (bytes) constant folding may create.
   int64_t max_folded_bytes = int64_t{64} << 20;
 };

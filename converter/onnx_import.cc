@@ -1,8 +1,11 @@
 // ONNX import through ONNX's own C++ library (protobuf types, shape inference).
 // Opsets 7 and up of the default domain; initializers, Constant nodes and external data.
 #include <onnx/onnx_pb.h>
-#include <onnx/shape_inference/implementation.h>
 
+#include <sys/stat.h>
+
+#include <climits>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <functional>
@@ -47,8 +50,16 @@ class Importer {
     auto numel_r = shape_numel(shape);
     if (!numel_r.is_ok()) return invalid_file(what + ": " + numel_r.status().message());
     int64_t numel = numel_r.value();
-    TSR_ASSIGN_OR_RETURN(Tensor t, Tensor::allocate(dt, shape));
-    const size_t bytes = t.nbytes();
+    const size_t bytes = static_cast<size_t>(numel) * dtype_size(dt);
+    // Check what the file really holds before allocating what the dims claim.
+    size_t available = 0;
+    if (tp.data_location() == onnx::TensorProto::EXTERNAL) available = bytes;  // checked below
+    else if (tp.has_raw_data()) available = tp.raw_data().size();
+    else available = static_cast<size_t>(tp.float_data_size() + tp.int32_data_size() + tp.int64_data_size() +
+                                         tp.double_data_size() + tp.uint64_data_size()) * dtype_size(dt);
+    if (available < bytes)
+      return invalid_file(what + ": shape " + shape_to_string(shape) + " needs " + std::to_string(bytes) +
+                          " bytes but the tensor holds " + std::to_string(available));
     auto count_error = [&](size_t got) {
       return invalid_file(what + ": holds " + std::to_string(got) + " values but shape " + shape_to_string(shape) +
                           " needs " + std::to_string(numel));
@@ -69,7 +80,23 @@ class Importer {
         return invalid_file(what + ": external data location '" + location + "' must be a relative path inside the model's folder");
       if (length != bytes) return invalid_file(what + ": external data length " + std::to_string(length) + " != " + std::to_string(bytes) + " bytes");
       std::string file = dir_ + "/" + location;
-      std::ifstream f(file, std::ios::binary);
+      // The real path must be a regular file inside the model's folder (no symlink out of
+      // it, no FIFO or device that would block or never end).
+      char* real_file = ::realpath(file.c_str(), nullptr);
+      char* real_dir = ::realpath(dir_.c_str(), nullptr);
+      std::string rf = real_file ? real_file : "", rd = real_dir ? real_dir : "";
+      std::free(real_file);
+      std::free(real_dir);
+      if (rf.empty()) return io_error(what + ": cannot open external data file '" + file + "'");
+      if (rd.empty() || rf.compare(0, rd.size() + 1, rd + "/") != 0)
+        return invalid_file(what + ": external data file '" + file + "' resolves to '" + rf + "', outside the model's folder");
+      struct stat st {};
+      if (::stat(rf.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
+        return invalid_file(what + ": external data '" + file + "' is not a regular file");
+      if (offset > static_cast<uint64_t>(st.st_size) || bytes > static_cast<uint64_t>(st.st_size) - offset)
+        return invalid_file(what + ": external data file '" + file + "' is shorter than offset + length");
+      TSR_ASSIGN_OR_RETURN(Tensor t, Tensor::allocate(dt, shape));
+      std::ifstream f(rf, std::ios::binary);
       if (!f) return io_error(what + ": cannot open external data file '" + file + "'");
       f.seekg(static_cast<std::streamoff>(offset));
       f.read(static_cast<char*>(t.data()), static_cast<std::streamsize>(bytes));
@@ -77,6 +104,7 @@ class Importer {
         return invalid_file(what + ": external data file '" + file + "' is shorter than offset + length");
       return t;
     }
+    TSR_ASSIGN_OR_RETURN(Tensor t, Tensor::allocate(dt, shape));
     if (tp.has_raw_data()) {
       if (tp.raw_data().size() != bytes) return invalid_file(what + ": raw_data has " + std::to_string(tp.raw_data().size()) + " bytes, shape needs " + std::to_string(bytes));
       if (bytes) std::memcpy(t.data(), tp.raw_data().data(), bytes);
@@ -265,19 +293,34 @@ class Importer {
       for (int v : ins)
         if (v >= 0 && producer[v] >= 0 && producer[v] != static_cast<int>(i)) deps[i].push_back(producer[v]);
     }
-    std::vector<char> state(nn, 0);  // 0 new, 1 visiting, 2 done
+    // Iterative depth-first order (a recursive one overflows the stack on long chains).
+    std::vector<char> state(nn, 0);  // 0 new, 1 on the stack, 2 done
+    std::vector<int> emit;
+    emit.reserve(nn);
+    std::vector<std::pair<int, size_t>> stack;  // (node, next dependency to visit)
+    for (size_t root = 0; root < nn; ++root) {
+      if (state[root]) continue;
+      stack.push_back({static_cast<int>(root), 0});
+      state[root] = 1;
+      while (!stack.empty()) {
+        auto& [i, k] = stack.back();
+        if (k < deps[i].size()) {
+          int d = deps[i][k++];
+          if (state[d] == 1) return invalid_file("the graph has a cycle through " + g.nodes[d].describe());
+          if (state[d] == 0) {
+            state[d] = 1;
+            stack.push_back({d, 0});
+          }
+          continue;
+        }
+        state[i] = 2;
+        emit.push_back(i);
+        stack.pop_back();
+      }
+    }
     std::vector<Node> order;
     order.reserve(nn);
-    std::function<Status(int)> visit = [&](int i) -> Status {
-      if (state[i] == 2) return Status::ok();
-      if (state[i] == 1) return invalid_file("the graph has a cycle through " + g.nodes[i].describe());
-      state[i] = 1;
-      for (int d : deps[i]) TSR_RETURN_IF_ERROR(visit(d));
-      state[i] = 2;
-      order.push_back(std::move(g.nodes[i]));
-      return Status::ok();
-    };
-    for (size_t i = 0; i < nn; ++i) TSR_RETURN_IF_ERROR(visit(static_cast<int>(i)));
+    for (int i : emit) order.push_back(std::move(g.nodes[i]));
     g.nodes = std::move(order);
     return Status::ok();
   }
@@ -343,17 +386,10 @@ Result<std::shared_ptr<Model>> import_onnx(const std::string& path, const Conver
   model->meta.producer_version = "0.1.0";
   model->meta.properties["source_producer"] = mp.producer_name() + " " + mp.producer_version();
 
-  if (options.onnx_shape_inference) {
-    // ONNX 1.12 knows opsets up to 17; newer models keep only the shapes they declare.
-    try {
-      onnx::ShapeInferenceOptions so;
-      so.check_type = false;
-      so.error_mode = 0;
-      onnx::shape_inference::InferShapes(mp, onnx::OpSchemaRegistry::Instance(), so);
-    } catch (const std::exception& e) {
-      if (report) report->warnings.push_back(std::string("ONNX shape inference skipped: ") + e.what());
-    }
-  }
+  // ONNX's own C++ shape inference is not run: on hostile attributes (strides of 0) it
+  // divides by zero and kills the process (SIGFPE) before any check of ours can run.
+  // Tessera's op schemas infer shapes instead, checking attributes first: at conversion for
+  // constant folding, and at plan time for the actual input shapes.
 
   Importer im(path, opsets);
   TSR_RETURN_IF_ERROR(im.graph(mp.graph(), model->graph, 0).with_context(path));

@@ -6,7 +6,7 @@
 # rel error <= 1e-4). Exits non-zero when a step fails or a model misses the bound.
 #
 # Usage: bash scripts/demo.sh
-# Env:   TESSERA_DEMO_RUNS    timed runs per model for both runtimes (default 20)
+# Env:   TESSERA_DEMO_RUNS    timed runs per model for both runtimes (default 10)
 #        TESSERA_DEMO_THREADS threads for both runtimes (default 1)
 #        TESSERA_BIN          use this tessera binary and build nothing
 #        TESSERA_JOBS         parallel build jobs (default: nproc)
@@ -24,7 +24,7 @@ export CCACHE_BASEDIR="$ROOT"
 JOBS="${TESSERA_JOBS:-$(nproc)}"
 PY="$BUILD_DIR/venv/bin/python"
 DEMO="$BUILD_DIR/demo"
-RUNS="${TESSERA_DEMO_RUNS:-20}"
+RUNS="${TESSERA_DEMO_RUNS:-10}"
 THREADS="${TESSERA_DEMO_THREADS:-1}"
 TOL=1e-4
 

@@ -91,6 +91,13 @@ uint64_t weight_bytes(const Graph& g) {
 
 // ---- inputs for run / bench ----
 
+/// "1x3x1x1"-style dims for a declared shape, with 1 for each dynamic dim.
+std::string example_dims(const TensorInfo& t) {
+  std::string s;
+  for (size_t i = 0; i < t.shape.size(); ++i) s += (i ? "x" : "") + std::to_string(t.shape[i].is_static() ? t.shape[i].value : 1);
+  return s.empty() ? "scalar" : s;
+}
+
 struct InputArgs {
   std::vector<std::string> inputs;  // NAME=FILE.npy
   std::vector<std::string> shapes;  // NAME=1x3x224x224 (for --random)
@@ -100,7 +107,7 @@ struct InputArgs {
 
 Result<Shape> parse_dims(const std::string& s, const std::string& what) {
   Shape shape;
-  std::stringstream ss(s);
+  std::stringstream ss(s == "scalar" ? "" : s);
   std::string item;
   while (std::getline(ss, item, 'x')) {
     try {
@@ -112,6 +119,8 @@ Result<Shape> parse_dims(const std::string& s, const std::string& what) {
       return invalid_argument(what + ": bad dim '" + item + "' in '" + s + "' (expected e.g. 1x3x224x224)");
     }
   }
+  if (shape.empty() && s != "scalar")
+    return invalid_argument(what + ": no dims in '" + s + "' (expected e.g. 1x3x224x224, or 'scalar' for rank 0)");
   return shape;
 }
 
@@ -122,7 +131,11 @@ Result<std::vector<std::pair<std::string, Tensor>>> load_inputs(const Session& s
     size_t eq = kv.find('=');
     if (eq == std::string::npos || eq == 0) return invalid_argument("--shape '" + kv + "': expected NAME=DIMS");
     TSR_ASSIGN_OR_RETURN(Shape sh, parse_dims(kv.substr(eq + 1), "--shape " + kv.substr(0, eq)));
-    shapes[kv.substr(0, eq)] = sh;
+    std::string name = kv.substr(0, eq);
+    bool known = false;
+    for (const TensorInfo& in : s.inputs()) known |= in.name == name;
+    if (!known) return invalid_argument("--shape " + name + ": the model has no input '" + name + "'");
+    shapes[name] = sh;
   }
   for (const std::string& kv : a.inputs) {
     size_t eq = kv.find('=');
@@ -145,7 +158,9 @@ Result<std::vector<std::pair<std::string, Tensor>>> load_inputs(const Session& s
       if (!in.has_shape) return invalid_argument("input '" + in.name + "' has no declared shape; give --shape " + in.name + "=DIMS");
       for (const Dim& d : in.shape) {
         if (!d.is_static())
-          return invalid_argument("input '" + in.name + "' has symbolic dim '" + d.symbol + "'; give --shape " + in.name + "=DIMS");
+          return invalid_argument("input '" + in.name + "' dim " + std::to_string(shape.size()) + " is dynamic" +
+                                  (d.symbol.empty() ? std::string() : " ('" + d.symbol + "')") + "; give --shape " + in.name +
+                                  "=DIMS, e.g. --shape " + in.name + "=" + example_dims(in));
         shape.push_back(d.value);
       }
     }
@@ -175,7 +190,9 @@ Result<std::unique_ptr<Session>> open_session(const std::string& path, const std
   while (std::getline(ss, b, ',')) o.backends.push_back(b);
   if (o.backends.empty()) return invalid_argument("--backend is empty");
   o.threads = threads;
-  return Session::load(path, o);
+  TSR_ASSIGN_OR_RETURN(std::unique_ptr<Session> s, Session::load(path, o));
+  for (const std::string& note : s->notes()) std::cerr << "tessera: warning: " << note << "\n";
+  return s;
 }
 
 // ---- commands ----
@@ -229,8 +246,11 @@ int cmd_inspect(const std::string& path, bool json) {
   }
   std::printf("file:            %s (%lld bytes)\n", path.c_str(), static_cast<long long>(st.st_size));
   std::printf("format version:  %u (TSR1)\n", m.format_version);
+  std::string source = m.meta.properties.count("source_producer") ? m.meta.properties.at("source_producer") : "";
+  while (!source.empty() && source.back() == ' ') source.pop_back();
+  while (!source.empty() && source.front() == ' ') source.erase(source.begin());
   std::printf("producer:        %s %s (from %s)\n", m.meta.producer_name.c_str(), m.meta.producer_version.c_str(),
-              m.meta.properties.count("source_producer") ? m.meta.properties.at("source_producer").c_str() : "?");
+              source.empty() ? "an unnamed ONNX producer" : source.c_str());
   std::printf("opsets:         ");
   for (const auto& [d, v] : m.meta.opset_imports) std::printf(" %s:%lld", d.empty() ? "ai.onnx" : d.c_str(), static_cast<long long>(v));
   std::printf("\nload time:       %.3f ms (mmap + verify + IR)\n", load_ms);
@@ -257,6 +277,9 @@ int cmd_run(const std::string& path, const InputArgs& ia, const std::string& out
   auto sr = open_session(path, backend, 0);
   if (!sr.is_ok()) return fail(sr.status());
   Session& s = *sr.value();
+  if (ia.inputs.empty() && !ia.random && !s.inputs().empty())
+    return fail(invalid_argument("give --input NAME=FILE.npy for each model input (" + s.inputs()[0].name +
+                                 (s.inputs().size() > 1 ? ", ..." : "") + "), or --random"));
   auto inputs = load_inputs(s, ia);
   if (!inputs.is_ok()) return fail(inputs.status());
   auto t0 = Clock::now();
@@ -273,11 +296,13 @@ int cmd_run(const std::string& path, const InputArgs& ia, const std::string& out
   for (size_t i = 0; i < outs.value().size(); ++i) {
     const Tensor& t = outs.value()[i];
     std::string name = s.outputs()[i].name;
-    std::printf("output %-30s %s\n", name.c_str(), t.describe().c_str());
     if (!out_dir.empty()) {
       std::string file = out_dir + "/" + sanitize(name) + ".npy";
       Status w = write_npy(file, t);
       if (!w.is_ok()) return fail(w);
+      std::printf("output %-30s %-20s -> %s\n", name.c_str(), t.describe().c_str(), file.c_str());
+    } else {
+      std::printf("output %-30s %s (not written: no --output-dir)\n", name.c_str(), t.describe().c_str());
     }
   }
   std::printf("load %.2f ms, first run %.2f ms (includes planning)\n", s.load_ms(), run_ms);
@@ -316,7 +341,9 @@ int cmd_bench(const std::string& path, const InputArgs& ia, const std::string& b
     std::printf("p90:          %.3f ms\n", p90);
     std::printf("arena:        %llu bytes peak activations\n", static_cast<unsigned long long>(st.arena_bytes));
   }
-  std::printf("{\"load_ms\":%.3f,\"median_ms\":%.3f,\"p90_ms\":%.3f,\"min_ms\":%.3f,\"runs\":%d,\"threads\":%d,\"arena_bytes\":%llu}\n",
+  // The reference kernels run on one thread whatever --threads asks for.
+  std::printf("{\"load_ms\":%.3f,\"median_ms\":%.3f,\"p90_ms\":%.3f,\"min_ms\":%.3f,\"runs\":%d,\"threads\":1,"
+              "\"threads_requested\":%d,\"arena_bytes\":%llu}\n",
               s.load_ms(), median, p90, ms.front(), runs, threads, static_cast<unsigned long long>(st.arena_bytes));
   return 0;
 }
@@ -325,7 +352,7 @@ void add_input_options(CLI::App* c, InputArgs& ia) {
   c->add_option("--input,-i", ia.inputs, "NAME=FILE.npy, one per model input");
   c->add_option("--shape", ia.shapes, "NAME=DIMS (e.g. x=1x3x224x224) for --random inputs with symbolic dims");
   c->add_flag("--random", ia.random, "fill inputs not given by --input with random values");
-  c->add_option("--seed", ia.seed, "seed for --random");
+  c->add_option("--seed", ia.seed, "seed for --random")->capture_default_str();
 }
 
 }  // namespace
@@ -377,7 +404,8 @@ int tessera_main(int argc, char** argv) {
   run->add_option("model", run_path, ".tsr file")->required();
   add_input_options(run, run_in);
   run->add_option("--output-dir,-o", run_out, "write each output as DIR/<output name>.npy");
-  run->add_option("--backend", run_backend, "backend preference list, e.g. cpu");
+  run->add_option("--backend", run_backend, "backends in order of preference; the CPU is always the fallback")
+      ->capture_default_str();
   run->add_flag("--verbose,-v", run_verbose, "print the plan: which node runs where, arena size");
 
   std::string bench_path, bench_backend = "cpu";
@@ -387,12 +415,19 @@ int tessera_main(int argc, char** argv) {
   auto* bench = app.add_subcommand("bench", "time a .tsr model: load time, median and p90 latency");
   bench->add_option("model", bench_path, ".tsr file")->required();
   add_input_options(bench, bench_in);
-  bench->add_option("--threads", bench_threads, "CPU threads")->check(CLI::Range(1, 1024));
-  bench->add_option("--runs", bench_runs, "timed runs")->check(CLI::Range(1, 1000000));
-  bench->add_option("--warmup", bench_warmup, "untimed warm-up runs")->check(CLI::Range(0, 1000000));
-  bench->add_option("--backend", bench_backend, "backend preference list, e.g. cpu");
+  bench->add_option("--threads", bench_threads, "CPU threads (the reference kernels use one)")
+      ->check(CLI::Range(1, 1024))->capture_default_str();
+  bench->add_option("--runs", bench_runs, "timed runs")->check(CLI::Range(1, 1000000))->capture_default_str();
+  bench->add_option("--warmup", bench_warmup, "untimed warm-up runs")->check(CLI::Range(0, 1000000))->capture_default_str();
+  bench->add_option("--backend", bench_backend, "backends in order of preference; the CPU is always the fallback")
+      ->capture_default_str();
   bench->add_flag("--json", bench_json, "print only the JSON line");
 
+  const std::string first = argc > 1 ? argv[1] : "";
+  if (!first.empty() && first[0] != '-' && first != "convert" && first != "inspect" && first != "run" && first != "bench") {
+    std::cerr << "tessera: error: unknown command '" << argv[1] << "' (commands: convert, inspect, run, bench; see --help)\n";
+    return 1;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -406,7 +441,6 @@ int tessera_main(int argc, char** argv) {
   }
   if (*inspect) return cmd_inspect(insp_path, insp_json);
   if (*run) {
-    if (run_in.inputs.empty() && !run_in.random) return fail(invalid_argument("give --input NAME=FILE.npy for each input, or --random"));
     return cmd_run(run_path, run_in, run_out, run_backend, run_verbose);
   }
   if (*bench) return cmd_bench(bench_path, bench_in, bench_backend, bench_threads, bench_runs, bench_warmup, bench_json);

@@ -80,17 +80,23 @@ Result<Tensor> read_npy(const std::string& path) {
   std::stringstream ss(sh.substr(1, sh.size() - 2));
   std::string item;
   while (std::getline(ss, item, ',')) {
-    size_t a = item.find_first_not_of(" L");
-    if (a == std::string::npos) continue;
-    try {
-      size_t used = 0;
-      long long v = std::stoll(item.substr(a), &used);
-      if (v < 0) throw std::invalid_argument("negative");
-      shape.push_back(v);
-    } catch (const std::exception&) {
-      return invalid_argument("'" + path + "': bad dim '" + item + "' in shape");
-    }
+    size_t a = item.find_first_not_of(' ');
+    if (a == std::string::npos) continue;  // the empty item after a trailing comma
+    size_t e = item.find_last_not_of(' ');
+    std::string tok = item.substr(a, e - a + 1);
+    if (!tok.empty() && tok.back() == 'L') tok.pop_back();  // Python 2 longs
+    bool digits = !tok.empty() && tok.size() <= 18 && tok.find_first_not_of("0123456789") == std::string::npos;
+    if (!digits) return invalid_argument("'" + path + "': bad dim '" + item + "' in shape " + sh);
+    shape.push_back(std::stoll(tok));
   }
+  // Check the file holds what the header claims before allocating it.
+  TSR_ASSIGN_OR_RETURN(int64_t numel, shape_numel(shape));
+  const std::streampos data_at = f.tellg();
+  f.seekg(0, std::ios::end);
+  const auto remaining = static_cast<uint64_t>(f.tellg() - data_at);
+  f.seekg(data_at);
+  if (remaining < static_cast<uint64_t>(numel) * dtype_size(dt))
+    return invalid_argument("'" + path + "': data is shorter than shape " + shape_to_string(shape) + " needs");
   TSR_ASSIGN_OR_RETURN(Tensor t, Tensor::allocate(dt, shape));
   if (t.nbytes() && !f.read(static_cast<char*>(t.data()), static_cast<std::streamsize>(t.nbytes())))
     return invalid_argument("'" + path + "': data is shorter than shape " + shape_to_string(shape) + " needs");

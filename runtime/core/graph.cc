@@ -80,6 +80,10 @@ Status validate_graph(const Graph& g, const Scope& outer) {
   std::vector<char> defined(nv, 0);
   for (int i : g.inputs) {
     if (i < 0 || i >= nv) return invalid_file("graph '" + g.name + "': input index out of range");
+    if (defined[i]) return invalid_file("graph '" + g.name + "': input '" + g.values[i].name + "' is listed twice");
+    if (outer.empty() && dtype_size(g.values[i].dtype) == 0)
+      return invalid_file("graph '" + g.name + "': input '" + g.values[i].name + "' has no supported dtype (" +
+                          dtype_name(g.values[i].dtype) + ")");
     defined[i] = 1;
   }
   for (int i = 0; i < nv; ++i) {

@@ -35,7 +35,7 @@ class Reader {
   Result<std::shared_ptr<Model>> read(const TsrReadOptions& opt) {
     if (size_ < 12) return bad("file is too small to be a .tsr (" + std::to_string(size_) + " bytes)");
     if (!fb::SizePrefixedModelBufferHasIdentifier(base_))
-      return bad("not a .tsr file (identifier is not \"TSR1\")");
+      return bad("not a .tsr file (identifier is not \"TSR1\"); ONNX models need `tessera convert` first");
     uint32_t fb_size = flatbuffers::ReadScalar<uint32_t>(base_);
     if (uint64_t{fb_size} + 4 > size_)
       return bad("FlatBuffer size " + std::to_string(fb_size) + " runs past the end of the file (" +

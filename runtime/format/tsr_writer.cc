@@ -168,7 +168,7 @@ Result<std::vector<uint8_t>> serialize_tsr(const Model& model) {
 Status write_file_atomic(const std::string& path, const void* bytes, size_t size) {
   std::string tmp = path + ".tmp-" + std::to_string(::getpid());
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return io_error("cannot create '" + tmp + "': " + std::strerror(errno));
+  if (fd < 0) return io_error("cannot write '" + path + "' (creating its temporary file '" + tmp + "'): " + std::strerror(errno));
   const char* p = static_cast<const char*>(bytes);
   size_t left = size;
   while (left > 0) {

@@ -23,7 +23,7 @@ Status infer(InferContext& ctx) {
   const int64_t c = x.shape[1], m = w.shape[0];
   if (c % group != 0 || c / group != w.shape[1])
     return ctx.error("X has " + std::to_string(c) + " channels but W " + shape_to_string(w.shape) + " with group " +
-                     std::to_string(group) + " expects " + std::to_string(w.shape[1] * group));
+                     std::to_string(group) + " expects W.shape[1] * group channels");
   if (m % group != 0)
     return ctx.error("W's " + std::to_string(m) + " output channels are not divisible by group " + std::to_string(group));
   if (ctx.has_input(2)) {

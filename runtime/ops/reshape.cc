@@ -8,6 +8,9 @@ namespace tessera {
 
 namespace {
 Status infer(InferContext& ctx) {
+  if (ctx.input(1).dtype != DType::kInt64 || ctx.input(1).shape.size() != 1)
+    return ctx.error(std::string("shape must be a 1-D int64 tensor, got ") + dtype_name(ctx.input(1).dtype) +
+                     shape_to_string(ctx.input(1).shape));
   TSR_ASSIGN_OR_RETURN(std::vector<int64_t> shape, ctx.const_ints(1));
   const Shape& in = ctx.input(0).shape;
   const bool allowzero = ctx.node().opset >= 14 && ctx.node().attr_i("allowzero", 0) != 0;

@@ -86,6 +86,11 @@ class Planner {
   Status plan_outputs(const Graph& g, Scope& scope) {
     for (int o : g.outputs) {
       TSR_ASSIGN_OR_RETURN(int id, lookup(g.values[o].name, scope));
+      const Value& decl = g.values[o];
+      const PlanValue& got = plan_.values[id];
+      if (decl.dtype != DType::kUndefined && decl.dtype != got.dtype)
+        return invalid_argument("output '" + decl.name + "' is declared " + dtype_name(decl.dtype) + " but computes " +
+                                dtype_name(got.dtype));
       plan_.outputs.push_back(id);
     }
     return Status::ok();

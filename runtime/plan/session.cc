@@ -36,9 +36,14 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const Model> mo
   s->options_ = options;
   bool have_cpu = false;
   for (const std::string& name : options.backends) {
-    TSR_ASSIGN_OR_RETURN(std::unique_ptr<Backend> b, make_backend(name));
+    auto b = make_backend(name);
+    if (!b.is_ok() && b.status().code() == StatusCode::kUnimplemented) {
+      s->notes_.push_back(b.status().message() + "; its nodes run on the next backend of the list");
+      continue;
+    }
+    if (!b.is_ok()) return b.status();
     have_cpu |= name == "cpu";
-    s->backends_.push_back(std::move(b));
+    s->backends_.push_back(std::move(b).value());
   }
   if (!have_cpu) s->backends_.push_back(make_cpu_backend());
   const Graph& g = s->model_->graph;

@@ -22,7 +22,7 @@ def decode(probs, chars):
             text.append(chars[i])
             scores.append(c)
         prev = i
-    return "".join(text), float(np.mean(scores)) if scores else 0.0
+    return "".join(text).strip(), float(np.mean(scores)) if scores else 0.0
 
 
 def main():

@@ -9,7 +9,8 @@ DIR/<model>/args.txt holding the `--input NAME=FILE` arguments for `tessera run`
 and compare.py, one per line. With --check, onnxruntime runs each model on its inputs.
 
 The picture is scikit-learn's bundled sample photograph `china.jpg` (427 x 640, RGB), a real
-photograph (a temple), preprocessed as RapidOCR 1.4.4 (rapidocr_onnxruntime, the wheel the
+photograph (a Chinese palace), with a caption drawn on a white banner (see load_photo_bgr:
+the bare photograph holds no text), preprocessed as RapidOCR 1.4.4 (rapidocr_onnxruntime, the wheel the
 models come from) does, with PIL's bilinear resize in place of cv2.resize (INTER_LINEAR):
 the pixel values differ slightly from cv2's, which does not matter for comparing runtimes.
 
@@ -22,8 +23,8 @@ the pixel values differ slightly from cv2's, which does not matter for comparing
   ceil(48 * w / h), at most 192), (x / 255 - 0.5) / 0.5, zero-padded on the right to 192;
   BGR; 1 x 3 x 48 x 192. The whole photograph is the input (72 pixels wide, then padding).
 - rec (PP-OCRv4 SVTR), ch_ppocr_rec/text_recognize.py resize_norm_img with rec_img_shape
-  [3, 48, 320]: a 60 x 400 crop of the photograph (a text-line-like strip, aspect 20:3, so
-  it fills all 320 columns), height 48, same normalization; BGR; 1 x 3 x 48 x 320.
+  [3, 48, 320]: the 60 x 560 crop of the caption, height 48; RapidOCR widens the batch to
+  48 * max(320/48, w/h) = 448 columns; same normalization; BGR; 1 x 3 x 48 x 448.
 - vad (Silero VAD v5, silero_vad.onnx): one second of audio-like signal at 16 kHz (a fixed
   mix of a 220 Hz tone with harmonics, a frequency sweep, an amplitude envelope and seeded
   noise; float32 in [-1, 1]). Silero v5 at 16 kHz takes chunks of 512 new samples preceded

@@ -67,9 +67,9 @@ double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 
 }  // namespace
 
-// Relu: y = max(0, x).
+// Relu: y = max(0, x); NaN stays NaN (as numpy.maximum and onnxruntime).
 Result<std::unique_ptr<Kernel>> make_Relu(const CompileContext&) {
-  return make_numeric_unary([](auto x) { return x > decltype(x)(0) ? x : decltype(x)(0); });
+  return make_numeric_unary([](auto x) { return x < decltype(x)(0) ? decltype(x)(0) : x; });
 }
 // LeakyRelu: y = x >= 0 ? x : alpha * x.
 Result<std::unique_ptr<Kernel>> make_LeakyRelu(const CompileContext& ctx) {

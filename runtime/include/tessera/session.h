@@ -27,7 +27,8 @@ class Backend;
 
 struct SessionOptions {
   /// Backends in order of preference, e.g. {"vulkan", "cpu"}. Nodes a backend cannot run
-  /// fall back to the CPU (reported by placements()).
+  /// fall back to the CPU (reported by placements()); a known backend that this build or
+  /// machine lacks is skipped with a note (notes()); an unknown name is an error.
   std::vector<std::string> backends = {"cpu"};
   /// Threads for CPU kernels; 0 = one per physical core. (The reference kernels use one.)
   int threads = 0;
@@ -67,6 +68,9 @@ class Session {
   const std::vector<TensorInfo>& inputs() const { return inputs_; }
   const std::vector<TensorInfo>& outputs() const { return outputs_; }
   const Model& model() const { return *model_; }
+  /// Backends of the preference list that this build or machine cannot provide, each
+  /// with the reason ("backend 'cuda' is not built; its nodes run on the CPU").
+  const std::vector<std::string>& notes() const { return notes_; }
   /// Milliseconds load() took (map, verify, build the IR).
   double load_ms() const { return load_ms_; }
 
@@ -88,6 +92,7 @@ class Session {
   SessionOptions options_;
   std::vector<std::unique_ptr<Backend>> backends_;
   std::vector<TensorInfo> inputs_, outputs_;
+  std::vector<std::string> notes_;
   std::vector<Shape> planned_shapes_;
   std::unique_ptr<Plan> plan_;
   Tensor arena_;
