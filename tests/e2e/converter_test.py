@@ -15,6 +15,11 @@ Cases:
   unsupported_op    an op Tessera does not know: the error names the op, node and opset,
                     and no .tsr is left behind.
   wrong_rank_input  running with an input of the wrong rank names the input.
+  hostile_strides0  Conv/MaxPool with strides 0: a clean error naming the attribute (ONNX's own
+                    shape inference dies of SIGFPE on it, so Tessera does not run it).
+  unsorted_chain    100000 nodes listed last-to-first: converted (iterative sort), runs right.
+  hostile_external  external data through a symlink out of the folder, a FIFO, a claimed
+                    size larger than the data: each a clean error, no hang, no huge allocation.
 Exit status: 0 pass, 1 fail, 77 skip (packages missing; the reason is printed).
 """
 import argparse
@@ -198,6 +203,95 @@ def case_wrong_rank_input(args):
     out = sh([args.tessera, "run", tsr, "--input", f"x={npy}"], expect_ok=False)
     if "'x'" not in out or "rank" not in out:
         raise Failure("the error does not name input 'x' and its rank")
+
+
+def run_expect_error(args, model, inputs, must):
+    path = os.path.join(args.work_dir, "model.onnx")
+    onnx.save(model, path)
+    tsr = os.path.join(args.work_dir, "model.tsr")
+    out = sh([args.tessera, "convert", path, "-o", tsr], expect_ok=False) if not must.get("convert_ok") else \
+        sh([args.tessera, "convert", path, "-o", tsr])
+    if must.get("convert_ok"):
+        cmd = [args.tessera, "run", tsr]
+        for name, a in inputs.items():
+            cmd += ["--input", f"{name}={save_npy(os.path.join(args.work_dir, name + '.npy'), a)}"]
+        out = sh(cmd, expect_ok=False)
+    for text in must["text"]:
+        if text not in out:
+            raise Failure(f"the error does not say {text!r}")
+
+
+def case_hostile_strides0(args):
+    for op, extra in (("Conv", {"inputs": ["x", "W"]}), ("MaxPool", {"inputs": ["x"], "kernel_shape": [3, 3]})):
+        attrs = {"strides": [0, 0]}
+        if "kernel_shape" in extra:
+            attrs["kernel_shape"] = extra["kernel_shape"]
+        nodes = [helper.make_node(op, extra["inputs"], ["y"], name="bad", **attrs)]
+        m = model_of(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 6, 6])],
+                     [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], {"W": rnd(2, 4, 3, 3)})
+        run_expect_error(args, m, {"x": rnd(1, 4, 6, 6)}, {"convert_ok": True, "text": ["strides", "bad"]})
+
+
+def case_unsorted_chain(args):
+    n = 100000
+    nodes = [helper.make_node("Neg", [f"t{i}"], [f"t{i + 1}"]) for i in range(n)]
+    nodes.reverse()
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("t0", TensorProto.FLOAT, [3])],
+                          [helper.make_tensor_value_info(f"t{n}", TensorProto.FLOAT, [3])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    path = os.path.join(args.work_dir, "model.onnx")
+    onnx.save(m, path)
+    tsr = os.path.join(args.work_dir, "model.tsr")
+    sh([args.tessera, "convert", path, "-o", tsr])
+    x = np.float32([1.5, -2.0, 0.25])
+    out_dir = os.path.join(args.work_dir, "out")
+    sh([args.tessera, "run", tsr, "--input", f"t0={save_npy(os.path.join(args.work_dir, 'x.npy'), x)}", "-o", out_dir])
+    got = np.load(os.path.join(out_dir, f"t{n}.npy"))
+    if not np.array_equal(got, x):  # an even number of negations
+        raise Failure(f"100000 Neg gave {got}, want {x}")
+
+
+def case_hostile_external(args):
+    w = args.work_dir
+    os.symlink("/etc/passwd", os.path.join(w, "link_out"))
+    os.mkfifo(os.path.join(w, "fifo"))
+    for location, length, must in (("link_out", 16, "outside the model's folder"),
+                                   ("fifo", 16, "not a regular file")):
+        t = TensorProto()
+        t.name, t.data_type = "W", TensorProto.FLOAT
+        t.dims.extend([4])
+        t.data_location = TensorProto.EXTERNAL
+        for k, v in (("location", location), ("offset", "0"), ("length", str(length))):
+            e = t.external_data.add()
+            e.key, e.value = k, v
+        g = helper.make_graph([helper.make_node("Add", ["x", "W"], ["y"])], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], initializer=[t])
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+        path = os.path.join(w, "model.onnx")
+        with open(path, "wb") as f:
+            f.write(m.SerializeToString())
+        out = sh([args.tessera, "convert", path, "-o", os.path.join(w, "model.tsr")], expect_ok=False)
+        if must not in out:
+            raise Failure(f"external data {location!r}: the error does not say {must!r}")
+    # raw_data claiming 2 GB with 16 bytes: rejected before any allocation of that size.
+    t = numpy_helper.from_array(np.zeros(4, np.float32), "W")
+    del t.dims[:]
+    t.dims.extend([500_000_000])
+    g = helper.make_graph([helper.make_node("Add", ["x", "W"], ["y"])], "g",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], initializer=[t])
+    path = os.path.join(w, "claim.onnx")
+    with open(path, "wb") as f:
+        f.write(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString())
+    import resource
+    out = sh([args.tessera, "convert", path, "-o", os.path.join(w, "claim.tsr")], expect_ok=False)
+    peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    if "needs 2000000000 bytes" not in out:
+        raise Failure("the claimed size is not reported")
+    if peak_kb > 500_000:
+        raise Failure(f"converting a 16-byte tensor that claims 2 GB peaked at {peak_kb} kB")
 
 
 CASES = {name[5:]: f for name, f in globals().items() if name.startswith("case_")}

@@ -100,6 +100,14 @@ inline Result<std::vector<Tensor>> run_op(const OpSpec& spec, const std::vector<
   return outs;
 }
 
+/// Runs a one-output op and returns its output (fails the test on error).
+inline Tensor run1(const OpSpec& spec, const std::vector<const Tensor*>& inputs, std::vector<int> consts = {}) {
+  auto r = run_op(spec, inputs, std::move(consts));
+  EXPECT_TRUE(r.is_ok()) << r.status().to_string();
+  if (!r.is_ok()) return Tensor();
+  return std::move(r.value()[0]);
+}
+
 /// Expects |a - b| <= atol + rtol * |b| elementwise.
 inline void expect_near(const std::vector<float>& got, const std::vector<float>& want, float rtol = 1e-5f,
                         float atol = 1e-6f) {

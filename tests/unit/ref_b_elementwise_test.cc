@@ -20,13 +20,7 @@ using testing::OpSpec;
 using testing::run_op;
 using testing::to_vector;
 
-/// Runs a one-output op and returns its output (fails the test on error).
-Tensor run1(const OpSpec& spec, const std::vector<const Tensor*>& inputs, std::vector<int> consts = {}) {
-  auto r = run_op(spec, inputs, consts);
-  EXPECT_TRUE(r.is_ok()) << r.status().to_string();
-  if (!r.is_ok()) return Tensor();
-  return std::move(r.value()[0]);
-}
+using testing::run1;
 
 // ---- binary arithmetic ----
 
@@ -344,6 +338,26 @@ TEST(RefBCast, BadTargetIsAnError) {
   auto s = run_op({"Cast", {attr_i("to", 8)}}, {&x});  // string
   ASSERT_FALSE(s.is_ok());
   EXPECT_EQ(s.status().code(), StatusCode::kUnimplemented);
+}
+
+}  // namespace
+}  // namespace tessera
+
+namespace tessera {
+namespace {
+
+// numpy.maximum(0, x) and onnxruntime keep NaN; a max written as x > 0 ? x : 0 drops it.
+TEST(RefBRelu, KeepsNaNAndInfinities) {
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  Tensor x = testing::make_tensor<float>({5}, {-1.f, nan, 2.f, -inf, inf});
+  auto r = testing::run_op({"Relu"}, {&x});
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  std::vector<float> y = testing::to_vector<float>(r.value()[0]);
+  EXPECT_EQ(y[0], 0.f);
+  EXPECT_TRUE(std::isnan(y[1]));
+  EXPECT_EQ(y[2], 2.f);
+  EXPECT_EQ(y[3], 0.f);
+  EXPECT_EQ(y[4], inf);
 }
 
 }  // namespace

@@ -18,12 +18,7 @@ using testing::OpSpec;
 using testing::run_op;
 using testing::to_vector;
 
-Tensor run1(const OpSpec& spec, const std::vector<const Tensor*>& inputs, std::vector<int> consts = {}) {
-  auto r = run_op(spec, inputs, consts);
-  EXPECT_TRUE(r.is_ok()) << r.status().to_string();
-  if (!r.is_ok()) return Tensor();
-  return std::move(r.value()[0]);
-}
+using testing::run1;
 
 // x, shape [2, 2, 3]
 const std::vector<float> kX = {1, 2, 3, 4, 5, 6, -1, 0.5f, 2, 3, -4, 8};

@@ -21,12 +21,7 @@ using testing::OpSpec;
 using testing::run_op;
 using testing::to_vector;
 
-Tensor run1(const OpSpec& spec, const std::vector<const Tensor*>& inputs, std::vector<int> consts = {}) {
-  auto r = run_op(spec, inputs, consts);
-  EXPECT_TRUE(r.is_ok()) << r.status().to_string();
-  if (!r.is_ok()) return Tensor();
-  return std::move(r.value()[0]);
-}
+using testing::run1;
 
 Tensor iota_f(const Shape& s) {
   std::vector<float> v(static_cast<size_t>(shape_numel(s).value()));
