@@ -28,8 +28,50 @@ const OpSchema* find_op_schema(const std::string& domain, const std::string& op_
   return it == kByName.end() ? nullptr : it->second;
 }
 
+namespace {
+
+/// Types of attribute names that mean the same thing in every ONNX op that has them
+/// (ONNX operator spec). A node whose attribute has another type is rejected instead of
+/// the getter silently falling back to the default.
+AttrType standard_attr_type(const std::string& name) {
+  static const std::unordered_map<std::string, AttrType> kTypes = {
+      {"axis", AttrType::kInt},         {"axes", AttrType::kInts},          {"keepdims", AttrType::kInt},
+      {"kernel_shape", AttrType::kInts}, {"strides", AttrType::kInts},      {"pads", AttrType::kInts},
+      {"dilations", AttrType::kInts},   {"group", AttrType::kInt},          {"auto_pad", AttrType::kString},
+      {"epsilon", AttrType::kFloat},    {"momentum", AttrType::kFloat},     {"perm", AttrType::kInts},
+      {"to", AttrType::kInt},           {"transA", AttrType::kInt},         {"transB", AttrType::kInt},
+      {"ceil_mode", AttrType::kInt},    {"count_include_pad", AttrType::kInt}, {"storage_order", AttrType::kInt},
+      {"output_padding", AttrType::kInts}, {"output_shape", AttrType::kInts}, {"split", AttrType::kInts},
+      {"num_outputs", AttrType::kInt},  {"allowzero", AttrType::kInt},      {"hidden_size", AttrType::kInt},
+      {"direction", AttrType::kString}, {"activations", AttrType::kStrings}, {"clip", AttrType::kFloat},
+      {"input_forget", AttrType::kInt}, {"layout", AttrType::kInt},         {"mode", AttrType::kString},
+      {"coordinate_transformation_mode", AttrType::kString}, {"nearest_mode", AttrType::kString},
+      {"cubic_coeff_a", AttrType::kFloat}, {"exclude_outside", AttrType::kInt},
+      {"extrapolation_value", AttrType::kFloat}, {"noop_with_empty_axes", AttrType::kInt},
+      {"select_last_index", AttrType::kInt}, {"training_mode", AttrType::kInt}, {"stash_type", AttrType::kInt},
+      {"then_branch", AttrType::kGraph}, {"else_branch", AttrType::kGraph}, {"body", AttrType::kGraph},
+  };
+  auto it = kTypes.find(name);
+  return it == kTypes.end() ? AttrType::kUndefined : it->second;
+}
+
+const char* attr_type_name(AttrType t) {
+  static const char* kNames[] = {"UNDEFINED", "FLOAT", "INT", "STRING", "TENSOR", "GRAPH",
+                                 "FLOATS", "INTS", "STRINGS", "TENSORS", "GRAPHS"};
+  int i = static_cast<int>(t);
+  return i >= 0 && i <= 10 ? kNames[i] : "UNKNOWN";
+}
+
+}  // namespace
+
 Status infer_node(const OpSchema& schema, InferContext& ctx) {
   const Node& n = ctx.node();
+  for (const Attribute& a : n.attributes) {
+    AttrType want = standard_attr_type(a.name);
+    if (want != AttrType::kUndefined && a.type != want)
+      return ctx.error("attribute '" + a.name + "' is " + attr_type_name(a.type) + "; the ONNX spec makes it " +
+                       attr_type_name(want));
+  }
   // Trailing omitted optional inputs do not count.
   int given = static_cast<int>(n.inputs.size());
   while (given > 0 && n.inputs[given - 1] == -1) --given;

@@ -157,3 +157,30 @@ TEST(Planner, UnknownBackendIsAnError) {
 
 }  // namespace
 }  // namespace tessera
+
+namespace tessera {
+namespace {
+
+TEST(Schemas, StandardAttributeOfTheWrongTypeIsAnError) {
+  Graph g;
+  g.inputs.push_back(g.add_value(tensor_value("x", DType::kFloat32, {{2, ""}, {3, ""}}, true)));
+  int y = g.add_value(tensor_value("y", DType::kUndefined));
+  Node n = node("Softmax", {0}, {y});
+  Attribute axis;
+  axis.name = "axis";
+  axis.type = AttrType::kFloat;  // must be INT
+  axis.f = 1.0f;
+  n.attributes.push_back(axis);
+  g.nodes.push_back(n);
+  g.outputs.push_back(y);
+  auto cpu = make_cpu_backend();
+  PlanOptions po;
+  po.backends = {cpu.get()};
+  auto plan = plan_graph(g, {{2, 3}}, po);
+  ASSERT_FALSE(plan.is_ok());
+  EXPECT_NE(plan.status().message().find("attribute 'axis' is FLOAT; the ONNX spec makes it INT"), std::string::npos)
+      << plan.status().message();
+}
+
+}  // namespace
+}  // namespace tessera
