@@ -82,8 +82,12 @@ Result<WindowGeometry> window_geometry(const Node& node, const Shape& x_shape, c
     const int64_t dk = (g.kernel[i] - 1) * g.dilations[i] + 1;
     if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
       g.out[i] = (in + s - 1) / s;
-      const int64_t total = std::max<int64_t>(0, (g.out[i] - 1) * s + dk - in);
-      g.pads_begin[i] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      // Conv clamps a negative total to 0; pooling keeps it (the window grid then starts
+      // inside the input), as onnxruntime and the ONNX pooling formula do. Division
+      // truncates toward zero, as in onnxruntime.
+      int64_t total = (g.out[i] - 1) * s + dk - in;
+      if (!w_kernel.empty()) total = std::max<int64_t>(total, 0);
+      g.pads_begin[i] = auto_pad == "SAME_UPPER" ? total / 2 : (total + 1) / 2;
       g.pads_end[i] = total - g.pads_begin[i];
     } else {
       if (auto_pad == "VALID") g.pads_begin[i] = g.pads_end[i] = 0;
@@ -153,10 +157,9 @@ Result<WindowGeometry> conv_transpose_geometry(const Node& node, const Shape& x_
     const bool same = auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER";
     if (!out_shape.empty() || same) {
       g.out[i] = !out_shape.empty() ? out_shape[i] : g.in[i] * g.strides[i];
-      const int64_t total = full - g.out[i];
-      if (total < 0)
-        return fail(node, "output size " + std::to_string(g.out[i]) + " is larger than the full transposed size " +
-                              std::to_string(full) + " in spatial dim " + std::to_string(i));
+      // An output larger than the full transposed size gets pads 0 (the extra positions
+      // hold only the bias), as in onnxruntime.
+      const int64_t total = std::max<int64_t>(full - g.out[i], 0);
       g.pads_begin[i] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
       g.pads_end[i] = total - g.pads_begin[i];
     } else {

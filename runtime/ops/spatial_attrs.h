@@ -9,8 +9,9 @@
 //   NOTSET: out = floor((in + pad_begin + pad_end - dk) / stride) + 1   (ceil with ceil_mode)
 //   VALID:  pads = 0, out as NOTSET
 //   SAME_UPPER / SAME_LOWER: out = ceil(in / stride),
-//           total = max(0, (out - 1) * stride + dk - in), the odd pad goes at the end
-//           (SAME_UPPER) or the beginning (SAME_LOWER).
+//           total = (out - 1) * stride + dk - in (clamped to >= 0 for Conv, not for pooling,
+//           as in onnxruntime), the odd pad goes at the end (SAME_UPPER) or the beginning
+//           (SAME_LOWER).
 #pragma once
 
 #include <cstdint>
@@ -45,7 +46,7 @@ Result<WindowGeometry> window_geometry(const Node& node, const Shape& x_shape, c
 /// Geometry of ConvTranspose for X [N, C, D1, ...] and W [C, M/group, k1, ...]:
 ///   out = stride * (in - 1) + output_padding + dk - pad_begin - pad_end
 /// or, with output_shape or auto_pad SAME_*, pads derived from
-///   total = stride * (in - 1) + output_padding + dk - out
+///   total = max(0, stride * (in - 1) + output_padding + dk - out)
 /// split as the spec says (SAME_UPPER: begin = total / 2; otherwise begin = total - total / 2).
 /// Here `out` is the output size and `in` the input size; `pads_*` are the pads of the output.
 Result<WindowGeometry> conv_transpose_geometry(const Node& node, const Shape& x_shape, const Shape& w_shape);

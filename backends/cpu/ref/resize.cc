@@ -41,10 +41,10 @@ double original_coordinate(const P& p, size_t d, int64_t o) {
   const double in = static_cast<double>(p.in[d]), out = static_cast<double>(p.out[d]), scale = p.scales[d];
   switch (p.coord) {
     case P::Coord::kHalfPixel: return (o + 0.5) / scale - 0.5;
-    case P::Coord::kHalfPixelSymmetric: {
-      const double adjustment = out / (scale * in);
-      return in / 2 * (1 - adjustment) + (o + 0.5) / scale - 0.5;
-    }
+    case P::Coord::kHalfPixelSymmetric:
+      // = in/2 * (1 - out / (scale * in)) + (o + 0.5) / scale - 0.5, simplified so that
+      // exact inputs give exact coordinates (no rounding just below a .5 tie).
+      return (in - 1) / 2 + (o + 0.5 - out / 2) / scale;
     case P::Coord::kPytorchHalfPixel: return out > 1 ? (o + 0.5) / scale - 0.5 : 0.0;
     case P::Coord::kAlignCorners: return out == 1 ? 0.0 : o * (in - 1) / (out - 1);
     case P::Coord::kAsymmetric: return o / scale;
