@@ -155,6 +155,17 @@ TEST(RefConvTranspose, OutputShapeDerivesPads) {
   expect_near(to_vector<float>(out[0]), {0.3125f, -2.f, -0.125f, 1.25f, 0.125f, -0.3125f, -2.375f, 0.125f, 1.25f, -0.125f});
 }
 
+TEST(RefConvTranspose, SameWithKernelSmallerThanStride) {
+  // Spec: SAME gives out = in * stride (here 6) even though the full transposed size is
+  // only 2 * 2 + 1 = 5; the total pad is clamped to 0, so the last position holds only the
+  // bias. Hand-computed: y[2i] = x[i] * 2 + 1, y[odd] = 1. (onnxruntime gives 5 outputs.)
+  Tensor x = testing::make_tensor<float>({1, 1, 3}, {1.f, 2.f, 3.f});
+  Tensor w = testing::make_tensor<float>({1, 1, 1}, {2.f}), b = testing::make_tensor<float>({1}, {1.f});
+  auto out = run_ok({"ConvTranspose", {attr_ints("strides", {2}), attr_s("auto_pad", "SAME_UPPER")}, 11}, {&x, &w, &b});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(to_vector<float>(out[0]), (std::vector<float>{3.f, 1.f, 5.f, 1.f, 7.f, 1.f}));
+}
+
 TEST(RefConvTranspose, SizeOneAndErrors) {
   Tensor x = testing::make_tensor<float>({1, 1, 1}, {2.f});
   Tensor w = testing::make_tensor<float>({1, 1, 1}, {-1.5f});

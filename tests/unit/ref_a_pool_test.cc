@@ -11,6 +11,7 @@ using testing::attr_ints;
 using testing::attr_s;
 using testing::expect_error;
 using testing::expect_near;
+using testing::make_tensor;
 using testing::run_ok;
 using testing::seq;
 using testing::to_vector;
@@ -60,6 +61,19 @@ TEST(RefMaxPool, CeilModeDropsWindowStartingInEndPadding) {
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].shape(), (Shape{1, 1, 3}));
   EXPECT_EQ(to_vector<float>(out[0]), (std::vector<float>{0.f, 2.f, 4.f}));
+}
+
+TEST(RefMaxPool, SameWithNegativeTotalPadding) {
+  // in 6, kernel 1, stride 3: out = ceil(6/3) = 2 and total pad = (2-1)*3 + 1 - 6 = -2 is
+  // kept for pooling (onnxruntime: SAME_UPPER begins at -(-2/2) = 1, SAME_LOWER at 0).
+  Tensor x = make_tensor<float>({1, 1, 6}, {0.f, 1.f, 2.f, 3.f, 4.f, 5.f});
+  auto up = run_ok({"MaxPool", {attr_ints("kernel_shape", {1}), attr_ints("strides", {3}), attr_s("auto_pad", "SAME_UPPER")}, 12}, {&x});
+  auto lo = run_ok({"MaxPool", {attr_ints("kernel_shape", {1}), attr_ints("strides", {3}), attr_s("auto_pad", "SAME_LOWER")}, 12}, {&x});
+  ASSERT_EQ(up.size(), 1u);
+  ASSERT_EQ(lo.size(), 1u);
+  // ort(MaxPool, opset 12, kernel_shape=[1], strides=[3], auto_pad=SAME_UPPER / SAME_LOWER)
+  EXPECT_EQ(to_vector<float>(up[0]), (std::vector<float>{1.f, 4.f}));
+  EXPECT_EQ(to_vector<float>(lo[0]), (std::vector<float>{0.f, 3.f}));
 }
 
 TEST(RefMaxPool, Dilations1d) {
