@@ -11,6 +11,10 @@
 //   Max, Min                  opset 8, 12, 13: variadic (1..n), T numeric.
 //   Sum                       opset 8, 13: variadic, T numeric.
 //   Mean                      opset 8, 13: variadic, T float or double.
+//   Mod                       opset 10, 13: T numeric; fmod=0 (default) takes the divisor's
+//                             sign (Python %), integers only; fmod=1 the dividend's (C fmod).
+//   BitwiseAnd, BitwiseOr, BitwiseXor  opset 18: T integer.
+//   BitShift                  opset 11: T unsigned integer; direction "LEFT" | "RIGHT".
 #include "runtime/ops/dtype_rules.h"
 #include "runtime/ops/op_schema.h"
 
@@ -96,6 +100,29 @@ Status infer_where(InferContext& ctx) {
   return Status::ok();
 }
 
+Status infer_mod(InferContext& ctx) {
+  const int64_t fmod = ctx.node().attr_i("fmod", 0);
+  if (fmod != 0 && fmod != 1) return ctx.error("attribute fmod is " + std::to_string(fmod) + "; expected 0 or 1");
+  if (fmod == 0 && dtype_is_float(ctx.input(0).dtype))
+    return ctx.error("fmod must be 1 for floating-point inputs (ONNX Mod)");
+  return infer_arith(ctx);
+}
+
+Status infer_bitwise(InferContext& ctx) {
+  TSR_RETURN_IF_ERROR(check_input_dtype(ctx, 0, dtype_is_int, "an integer dtype"));
+  return infer_arith(ctx);
+}
+
+Status infer_bitshift(InferContext& ctx) {
+  const std::string dir = ctx.node().attr_s("direction", "");
+  if (dir != "LEFT" && dir != "RIGHT") return ctx.error("attribute direction is '" + dir + "'; expected 'LEFT' or 'RIGHT'");
+  TSR_RETURN_IF_ERROR(check_input_dtype(
+      ctx, 0,
+      [](DType d) { return d == DType::kUInt8 || d == DType::kUInt16 || d == DType::kUInt32 || d == DType::kUInt64; },
+      "an unsigned integer dtype"));
+  return infer_arith(ctx);
+}
+
 }  // namespace
 
 const OpSchema kSchema_Add = {"Add", 2, 2, 1, 1, infer_arith};
@@ -117,5 +144,10 @@ const OpSchema kSchema_Max = {"Max", 1, -1, 1, 1, infer_arith};
 const OpSchema kSchema_Min = {"Min", 1, -1, 1, 1, infer_arith};
 const OpSchema kSchema_Sum = {"Sum", 1, -1, 1, 1, infer_arith};
 const OpSchema kSchema_Mean = {"Mean", 1, -1, 1, 1, infer_mean};
+const OpSchema kSchema_Mod = {"Mod", 2, 2, 1, 1, infer_mod};
+const OpSchema kSchema_BitwiseAnd = {"BitwiseAnd", 2, 2, 1, 1, infer_bitwise};
+const OpSchema kSchema_BitwiseOr = {"BitwiseOr", 2, 2, 1, 1, infer_bitwise};
+const OpSchema kSchema_BitwiseXor = {"BitwiseXor", 2, 2, 1, 1, infer_bitwise};
+const OpSchema kSchema_BitShift = {"BitShift", 2, 2, 1, 1, infer_bitshift};
 
 }  // namespace tessera

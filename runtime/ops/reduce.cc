@@ -1,12 +1,13 @@
 // Reductions over a set of axes: ReduceSum (opset 1, 11, 13), ReduceMean, ReduceMax,
-// ReduceMin, ReduceProd, ReduceL2, ReduceSumSquare (1, 11, 13, 18).
+// ReduceMin, ReduceProd, ReduceL2, ReduceSumSquare, ReduceL1, ReduceLogSum,
+// ReduceLogSumExp (1, 11, 13, 18).
 //   axes: attribute before ReduceSum-13 / others-18, optional int64 input 1 (known at plan
 //   time) from then; negative axes count from the back; repeats are errors.
 //   keepdims (default 1): reduced dims stay as 1 (else they are removed).
 //   noop_with_empty_axes (input-axes opsets, default 0): with no axes, 1 = output is the
 //   input, 0 = reduce every axis.
-// Empty reductions give the identity: 0 (Sum, SumSquare, L2), 1 (Prod), -inf / lowest
-// (Max), +inf / highest (Min), NaN (Mean of floats).
+// Empty reductions give the identity: 0 (Sum, SumSquare, L2, L1), 1 (Prod), -inf / lowest
+// (Max), +inf / highest (Min), NaN (Mean of floats), -inf (LogSum, LogSumExp of floats).
 #include "runtime/ops/dtype_rules.h"
 #include "runtime/ops/shape_params.h"
 
@@ -64,5 +65,8 @@ const OpSchema kSchema_ReduceMin = {"ReduceMin", 1, 2, 1, 1, infer};
 const OpSchema kSchema_ReduceProd = {"ReduceProd", 1, 2, 1, 1, infer};
 const OpSchema kSchema_ReduceL2 = {"ReduceL2", 1, 2, 1, 1, infer};
 const OpSchema kSchema_ReduceSumSquare = {"ReduceSumSquare", 1, 2, 1, 1, infer};
+const OpSchema kSchema_ReduceL1 = {"ReduceL1", 1, 2, 1, 1, infer};
+const OpSchema kSchema_ReduceLogSum = {"ReduceLogSum", 1, 2, 1, 1, infer};
+const OpSchema kSchema_ReduceLogSumExp = {"ReduceLogSumExp", 1, 2, 1, 1, infer};
 
 }  // namespace tessera

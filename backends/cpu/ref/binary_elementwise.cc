@@ -1,6 +1,7 @@
 // Reference kernels for the broadcasting elementwise ops (see runtime/ops/binary_elementwise.cc
 // for the ONNX versions followed): Add, Sub, Mul, Div, Pow, Equal, Less, Greater,
-// LessOrEqual, GreaterOrEqual, And, Or, Xor, PRelu, Where, Max, Min, Sum, Mean.
+// LessOrEqual, GreaterOrEqual, And, Or, Xor, PRelu, Where, Max, Min, Sum, Mean, Mod,
+// BitwiseAnd, BitwiseOr, BitwiseXor, BitShift.
 // Each output element i reads input k at broadcast_offset(i, out_shape, in_shape_k).
 #include <cmath>
 #include <limits>
@@ -282,5 +283,97 @@ Result<std::unique_ptr<Kernel>> make_Max(const CompileContext&) { return make_va
 Result<std::unique_ptr<Kernel>> make_Min(const CompileContext&) { return make_variadic(Fold::kMin); }
 Result<std::unique_ptr<Kernel>> make_Sum(const CompileContext&) { return make_variadic(Fold::kSum); }
 Result<std::unique_ptr<Kernel>> make_Mean(const CompileContext&) { return make_variadic(Fold::kMean); }
+
+// Mod: fmod=1: r = a - trunc(a / b) * b (sign of a; std::fmod for floats); fmod=0 (integers):
+// r takes b's sign, as Python's %. An integer modulus by zero is an error; x mod -1 is 0.
+Result<std::unique_ptr<Kernel>> make_Mod(const CompileContext& ctx) {
+  const bool fmod = ctx.node.attr_i("fmod", 0) != 0;
+  return make_fn_kernel([fmod](const KernelContext& k) -> Status {
+    const Tensor& a = k.input(0);
+    const Tensor& b = k.input(1);
+    Tensor& y = k.output(0);
+    return dispatch_numeric(a.dtype(), [&](auto tag) -> Status {
+      using T = decltype(tag);
+      if constexpr (kIsBool<T>) {
+        return unimplemented("Mod: bool inputs are not supported");
+      } else {
+        const T* pa = a.data_as<T>();
+        const T* pb = b.data_as<T>();
+        T* py = y.data_as<T>();
+        if constexpr (std::is_integral_v<T>) {
+          for (int64_t j = 0; j < b.numel(); ++j)
+            if (pb[j] == 0) return invalid_argument("Mod: integer modulus by zero (divisor element " + std::to_string(j) + ")");
+        }
+        BroadcastIndex ia(y.shape(), a.shape(), a.numel()), ib(y.shape(), b.shape(), b.numel());
+        for (int64_t i = 0; i < y.numel(); ++i) {
+          const T x = pa[ia(i)], d = pb[ib(i)];
+          if constexpr (std::is_floating_point_v<T>) {
+            T r = std::fmod(x, d);
+            if (!fmod && r != 0 && ((r < 0) != (d < 0))) r += d;
+            py[i] = r;
+          } else if constexpr (std::is_signed_v<T>) {
+            if (d == static_cast<T>(-1)) {
+              py[i] = 0;
+            } else {
+              T r = static_cast<T>(x % d);
+              if (!fmod && r != 0 && ((r < 0) != (d < 0))) r = static_cast<T>(r + d);
+              py[i] = r;
+            }
+          } else {
+            py[i] = static_cast<T>(x % d);
+          }
+        }
+        return Status::ok();
+      }
+    });
+  });
+}
+
+namespace {
+/// y = op(a, b) for the integer dtypes (the bitwise ops); other dtypes are rejected.
+template <typename Op>
+Result<std::unique_ptr<Kernel>> make_integer_binary(Op op) {
+  return make_fn_kernel([op](const KernelContext& k) -> Status {
+    const Tensor& a = k.input(0);
+    const Tensor& b = k.input(1);
+    Tensor& y = k.output(0);
+    return dispatch_numeric(a.dtype(), [&](auto tag) -> Status {
+      using T = decltype(tag);
+      if constexpr (!std::is_integral_v<T> || kIsBool<T>) {
+        return unimplemented(std::string("dtype ") + dtype_name(a.dtype()) + " is not supported (integers only)");
+      } else {
+        const T* pa = a.data_as<T>();
+        const T* pb = b.data_as<T>();
+        T* py = y.data_as<T>();
+        BroadcastIndex ia(y.shape(), a.shape(), a.numel()), ib(y.shape(), b.shape(), b.numel());
+        for (int64_t i = 0; i < y.numel(); ++i) py[i] = static_cast<T>(op(pa[ia(i)], pb[ib(i)]));
+        return Status::ok();
+      }
+    });
+  });
+}
+}  // namespace
+
+Result<std::unique_ptr<Kernel>> make_BitwiseAnd(const CompileContext&) {
+  return make_integer_binary([](auto a, auto b) { return a & b; });
+}
+Result<std::unique_ptr<Kernel>> make_BitwiseOr(const CompileContext&) {
+  return make_integer_binary([](auto a, auto b) { return a | b; });
+}
+Result<std::unique_ptr<Kernel>> make_BitwiseXor(const CompileContext&) {
+  return make_integer_binary([](auto a, auto b) { return a ^ b; });
+}
+
+// BitShift: x << s or x >> s on unsigned integers; a shift by the bit width or more gives 0
+// (C++ leaves it undefined).
+Result<std::unique_ptr<Kernel>> make_BitShift(const CompileContext& ctx) {
+  const bool left = ctx.node.attr_s("direction", "") == "LEFT";
+  return make_integer_binary([left](auto x, auto s) {
+    using T = decltype(x);
+    using U = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, T>;
+    if (static_cast<uint64_t>(s) >= sizeof(T) * 8) return T(0);
+    return static_cast<T>(left ? static_cast<U>(x) << s : static_cast<U>(x) >> s);
+  });
+}
 
 }  // namespace tessera::ref

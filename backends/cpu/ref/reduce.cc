@@ -1,5 +1,6 @@
-// Reference kernels for ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceProd, ReduceL2 and
-// ReduceSumSquare (runtime/ops/reduce.cc). For each output element the kernel walks every
+// Reference kernels for ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceProd, ReduceL2,
+// ReduceSumSquare, ReduceL1, ReduceLogSum and ReduceLogSumExp (runtime/ops/reduce.cc).
+// ReduceLogSumExp = max + log(sum(exp(x - max))) in double, so large inputs do not overflow. For each output element the kernel walks every
 // input element of the reduced axes and accumulates in double (floats) or int64 (integers,
 // wrapping), then rounds once to the output dtype.
 #include <cmath>
@@ -12,7 +13,7 @@ namespace tessera::ref {
 
 namespace {
 
-enum class Reduction { kSum, kMean, kMax, kMin, kProd, kL2, kSumSquare };
+enum class Reduction { kSum, kMean, kMax, kMin, kProd, kL2, kSumSquare, kL1, kLogSum, kLogSumExp };
 
 Result<std::unique_ptr<Kernel>> make_reduce(const CompileContext& ctx, Reduction op) {
   TSR_ASSIGN_OR_RETURN(ReduceParams p, resolve_reduce(ctx.node, ctx.input(0).shape, const_inputs_of(ctx)));
@@ -57,6 +58,22 @@ Result<std::unique_ptr<Kernel>> make_reduce(const CompileContext& ctx, Reduction
         };
         for (int64_t o = 0; o < y.numel(); ++o) {
           const int64_t base = offset(o, kept_dims, kept_strides);
+          if (op == Reduction::kLogSumExp) {
+            double m = -std::numeric_limits<double>::infinity();
+            for (int64_t r = 0; r < red_count; ++r) {
+              const double v = static_cast<double>(px[base + offset(r, red_dims, red_strides)]);
+              if (std::isnan(v) || v > m) m = v;
+              if (std::isnan(m)) break;
+            }
+            double s = 0;
+            if (std::isfinite(m))
+              for (int64_t r = 0; r < red_count; ++r)
+                s += std::exp(static_cast<double>(px[base + offset(r, red_dims, red_strides)]) - m);
+            const double lse = std::isfinite(m) ? m + std::log(s) : m;
+            if constexpr (std::is_floating_point_v<T>) py[o] = static_cast<T>(lse);
+            else py[o] = std::isfinite(lse) ? static_cast<T>(lse) : T(0);
+            continue;
+          }
           Acc acc = 0;
           if (op == Reduction::kProd) acc = 1;
           if constexpr (std::is_floating_point_v<T>) {
@@ -69,7 +86,9 @@ Result<std::unique_ptr<Kernel>> make_reduce(const CompileContext& ctx, Reduction
           for (int64_t r = 0; r < red_count; ++r) {
             const Acc v = static_cast<Acc>(px[base + offset(r, red_dims, red_strides)]);
             switch (op) {
-              case Reduction::kSum: case Reduction::kMean: acc = wrap_add(acc, v); break;
+              case Reduction::kSum: case Reduction::kMean: case Reduction::kLogSum: acc = wrap_add(acc, v); break;
+              case Reduction::kL1: acc = wrap_add(acc, v < 0 ? wrap_mul(v, Acc(-1)) : v); break;
+              case Reduction::kLogSumExp: break;
               case Reduction::kProd: acc = wrap_mul(acc, v); break;
               case Reduction::kL2: case Reduction::kSumSquare: acc = wrap_add(acc, wrap_mul(v, v)); break;
               case Reduction::kMax:
@@ -90,6 +109,11 @@ Result<std::unique_ptr<Kernel>> make_reduce(const CompileContext& ctx, Reduction
             else acc = red_count ? acc / red_count : 0;
           }
           if (op == Reduction::kL2) acc = static_cast<Acc>(std::sqrt(static_cast<double>(acc)));
+          if (op == Reduction::kLogSum) {
+            const double l = std::log(static_cast<double>(acc));
+            if constexpr (std::is_floating_point_v<T>) acc = l;
+            else acc = std::isfinite(l) ? static_cast<Acc>(l) : 0;
+          }
           py[o] = static_cast<T>(acc);
         }
         return Status::ok();
@@ -108,6 +132,11 @@ Result<std::unique_ptr<Kernel>> make_ReduceProd(const CompileContext& ctx) { ret
 Result<std::unique_ptr<Kernel>> make_ReduceL2(const CompileContext& ctx) { return make_reduce(ctx, Reduction::kL2); }
 Result<std::unique_ptr<Kernel>> make_ReduceSumSquare(const CompileContext& ctx) {
   return make_reduce(ctx, Reduction::kSumSquare);
+}
+Result<std::unique_ptr<Kernel>> make_ReduceL1(const CompileContext& ctx) { return make_reduce(ctx, Reduction::kL1); }
+Result<std::unique_ptr<Kernel>> make_ReduceLogSum(const CompileContext& ctx) { return make_reduce(ctx, Reduction::kLogSum); }
+Result<std::unique_ptr<Kernel>> make_ReduceLogSumExp(const CompileContext& ctx) {
+  return make_reduce(ctx, Reduction::kLogSumExp);
 }
 
 }  // namespace tessera::ref

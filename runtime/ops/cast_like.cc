@@ -1,0 +1,22 @@
+// CastLike (ONNX opset 15, 19, 21): casts input 0 to the dtype of input 1 (`target_type`,
+// whose values are not read), with Cast's conversion rules (runtime/ops/cast.cc): float ->
+// integer truncates, NaN -> 0, out-of-range saturates, any -> bool is x != 0. `saturate`
+// (opset 19) only concerns float8 types and is ignored. String, float16, bfloat16 and
+// float8 are not supported yet.
+#include "runtime/ops/dtype_rules.h"
+#include "runtime/ops/op_schema.h"
+
+namespace tessera {
+
+namespace {
+Status infer(InferContext& ctx) {
+  TSR_RETURN_IF_ERROR(check_input_dtype(ctx, 0, dtype_is_computable, "a numeric dtype or bool"));
+  TSR_RETURN_IF_ERROR(check_input_dtype(ctx, 1, dtype_is_computable, "a numeric dtype or bool"));
+  ctx.output(0) = {ctx.input(1).dtype, ctx.input(0).shape, nullptr};
+  return Status::ok();
+}
+}  // namespace
+
+const OpSchema kSchema_CastLike = {"CastLike", 2, 2, 1, 1, infer};
+
+}  // namespace tessera
