@@ -21,6 +21,7 @@ struct ConvertOptions {
 struct ConvertReport {
   int nodes_in = 0;          // nodes in the ONNX model (all graphs)
   int nodes_out = 0;         // nodes in the converted model (all graphs)
+  int functions_expanded = 0;  // ONNX function ops replaced by their function bodies
   int constants_to_weights = 0;
   int folded = 0;
   int batchnorms_folded = 0;

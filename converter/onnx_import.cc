@@ -19,6 +19,12 @@
 
 namespace tessera {
 
+/// Replaces nodes of ONNX function ops that Tessera has no schema for by their function
+/// bodies (converter/function_expansion.cc). Returns how many nodes were expanded.
+/// `node_opsets` receives the opset of each inlined node (the function body's own imports).
+int expand_onnx_functions(onnx::ModelProto& model, const std::map<std::string, int64_t>& opsets,
+                          std::map<std::string, int64_t>* node_opsets);
+
 namespace {
 
 std::string dir_of(const std::string& path) {
@@ -37,8 +43,9 @@ Result<std::string> read_file(const std::string& path) {
 
 class Importer {
  public:
-  Importer(std::string path, const std::map<std::string, int64_t>& opsets)
-      : path_(std::move(path)), dir_(dir_of(path_)), opsets_(opsets) {}
+  Importer(std::string path, const std::map<std::string, int64_t>& opsets,
+           const std::map<std::string, int64_t>& node_opsets)
+      : path_(std::move(path)), dir_(dir_of(path_)), opsets_(opsets), node_opsets_(node_opsets) {}
 
   Result<Tensor> tensor(const onnx::TensorProto& tp, const std::string& where) {
     std::string what = where + " tensor '" + tp.name() + "'";
@@ -203,6 +210,8 @@ class Importer {
       ++anon;
       auto it = opsets_.find(n.domain);
       n.opset = it == opsets_.end() ? 0 : static_cast<int>(it->second);
+      if (auto o = node_opsets_.find(np.name()); !np.name().empty() && o != node_opsets_.end())
+        n.opset = static_cast<int>(o->second);
       for (const auto& in : np.input()) n.inputs.push_back(in.empty() ? -1 : value_id(in));
       for (const auto& out : np.output()) n.outputs.push_back(out.empty() ? -1 : value_id(out));
       for (const auto& ap : np.attribute()) {
@@ -329,6 +338,7 @@ class Importer {
   std::string path_;
   std::string dir_;
   const std::map<std::string, int64_t>& opsets_;
+  const std::map<std::string, int64_t>& node_opsets_;
 };
 
 struct Unsupported {
@@ -379,7 +389,12 @@ Result<std::shared_ptr<Model>> import_onnx(const std::string& path, const Conver
     opsets[d] = o.version();
     model->meta.opset_imports.emplace_back(d, o.version());
   }
-  if (!opsets.count("")) return invalid_file("'" + path + "' does not import the ONNX default domain (opset_import)");
+  if (!opsets.count("")) {
+    for (const auto& n : mp.graph().node())
+      if (n.domain().empty() || n.domain() == "ai.onnx")
+        return invalid_file("'" + path + "' uses ONNX ops but does not import the ONNX default domain (opset_import)");
+    opsets[""] = 7;  // no default-domain node: the version does not matter
+  }
   if (opsets[""] < 7) return unimplemented("'" + path + "' uses opset " + std::to_string(opsets[""]) + "; Tessera supports opset 7 and up");
   model->meta.ir_version = mp.ir_version();
   model->meta.producer_name = "tessera-converter";
@@ -391,7 +406,11 @@ Result<std::shared_ptr<Model>> import_onnx(const std::string& path, const Conver
   // Tessera's op schemas infer shapes instead, checking attributes first: at conversion for
   // constant folding, and at plan time for the actual input shapes.
 
-  Importer im(path, opsets);
+  std::map<std::string, int64_t> node_opsets;
+  int expanded = expand_onnx_functions(mp, opsets, &node_opsets);
+  if (report) report->functions_expanded = expanded;
+
+  Importer im(path, opsets, node_opsets);
   TSR_RETURN_IF_ERROR(im.graph(mp.graph(), model->graph, 0).with_context(path));
   std::map<std::string, Unsupported> unsupported;
   collect_unsupported(model->graph, unsupported);

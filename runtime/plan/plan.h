@@ -84,8 +84,17 @@ struct PlanOptions {
 /// Plans `graph` for concrete `input_shapes` (one per graph input, in order). Errors name
 /// the node and the problem: an unsupported op (with its opset), an attribute or shape
 /// that the op's schema rejects, an input whose shape contradicts its declaration.
+///
+/// `input_values`, if given, holds one entry per graph input: a tensor whose value the plan
+/// may take as a constant (for inputs that decide shapes: Reshape's shape, TopK's K, Resize's
+/// sizes, given as graph inputs), or nullptr. Such a plan is valid only for those values.
 Result<std::unique_ptr<Plan>> plan_graph(const Graph& graph, const std::vector<Shape>& input_shapes,
-                                         const PlanOptions& options);
+                                         const PlanOptions& options,
+                                         const std::vector<const Tensor*>* input_values = nullptr);
+
+/// True for the planning error that says an input deciding a shape is not known before the
+/// run (planning again with input values can succeed).
+bool needs_input_values(const Status& s);
 
 /// Runs a plan. `arena` holds plan.arena_bytes bytes (64-byte aligned); `inputs` are the
 /// graph inputs in order (shapes as planned); `outer` the outer-scope bindings of a

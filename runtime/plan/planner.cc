@@ -26,7 +26,8 @@ class Planner {
       : opt_(opt), plan_(plan), parent_(parent), parent_scope_(parent_scope), outer_bindings_(outer_bindings),
         depth_(depth) {}
 
-  Status plan_inputs(const Graph& g, const std::vector<Shape>& shapes, Scope& scope) {
+  Status plan_inputs(const Graph& g, const std::vector<Shape>& shapes, Scope& scope,
+                     const std::vector<const Tensor*>* values) {
     if (shapes.size() != g.inputs.size())
       return invalid_argument("the model has " + std::to_string(g.inputs.size()) + " inputs; " +
                               std::to_string(shapes.size()) + " shapes were given");
@@ -61,6 +62,12 @@ class Planner {
       pv.shape = s;
       pv.home = PlanValue::Home::kInput;
       pv.index = static_cast<int>(i);
+      if (values && (*values)[i]) {
+        // Taken as a constant: this plan holds for this value only (the caller keys on it).
+        TSR_ASSIGN_OR_RETURN(Tensor copy, (*values)[i]->clone());
+        pv.home = PlanValue::Home::kConstant;
+        pv.constant = std::make_shared<const Tensor>(std::move(copy));
+      }
       int id = add_value(std::move(pv));
       scope.names[v.name] = id;
       plan_.inputs.push_back(id);
@@ -410,12 +417,18 @@ Status Planner::finish() {
 
 }  // namespace
 
+bool needs_input_values(const Status& s) {
+  return s.code() == StatusCode::kUnimplemented && s.message().find("before the run") != std::string::npos;
+}
+
 Result<std::unique_ptr<Plan>> plan_graph(const Graph& graph, const std::vector<Shape>& input_shapes,
-                                         const PlanOptions& options) {
+                                         const PlanOptions& options, const std::vector<const Tensor*>* input_values) {
+  if (input_values && input_values->size() != input_shapes.size())
+    return internal_error("plan_graph: input_values and input_shapes differ in length");
   auto plan = std::make_unique<Plan>();
   Planner p(options, *plan);
   Scope root;
-  TSR_RETURN_IF_ERROR(p.plan_inputs(graph, input_shapes, root));
+  TSR_RETURN_IF_ERROR(p.plan_inputs(graph, input_shapes, root, input_values));
   TSR_RETURN_IF_ERROR(p.plan_nodes(graph, root));
   TSR_RETURN_IF_ERROR(p.plan_outputs(graph, root));
   TSR_RETURN_IF_ERROR(p.finish());

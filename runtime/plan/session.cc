@@ -58,15 +58,29 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const Model> mo
   return s;
 }
 
+namespace {
+/// Inputs up to this many elements are planned as constants when the model needs input
+/// values to decide shapes.
+constexpr int64_t kMaxValueKeyedElements = 4096;
+}  // namespace
+
 Status Session::prepare(const std::vector<Shape>& input_shapes) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (plan_ && planned_shapes_ == input_shapes) return Status::ok();
+  return prepare_locked(input_shapes, nullptr);
+}
+
+Status Session::prepare_locked(const std::vector<Shape>& input_shapes, const std::vector<const Tensor*>* values) {
+  std::vector<std::string> keys;
+  if (values)
+    for (const Tensor* t : *values)
+      keys.push_back(t ? std::string(static_cast<const char*>(t->data()), t->nbytes()) : std::string());
+  if (plan_ && planned_shapes_ == input_shapes && planned_values_ == keys) return Status::ok();
   auto t0 = std::chrono::steady_clock::now();
   PlanOptions po;
   for (auto& b : backends_) po.backends.push_back(b.get());
   plan_.reset();
   arena_ = Tensor();
-  TSR_ASSIGN_OR_RETURN(plan_, plan_graph(model_->graph, input_shapes, po));
+  TSR_ASSIGN_OR_RETURN(plan_, plan_graph(model_->graph, input_shapes, po, values));
   uint64_t limit = options_.max_arena_bytes;
   if (limit == 0) limit = static_cast<uint64_t>(::sysconf(_SC_PHYS_PAGES)) * static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
   if (plan_->arena_bytes > limit) {
@@ -80,6 +94,7 @@ Status Session::prepare(const std::vector<Shape>& input_shapes) {
   // not written shows up as NaN in every test rather than as a lucky zero.
   if (arena_.nbytes()) std::memset(arena_.data(), 0xFF, arena_.nbytes());
   planned_shapes_ = input_shapes;
+  planned_values_ = std::move(keys);
   plan_ms_ = ms_since(t0);
   return Status::ok();
 }
@@ -106,8 +121,18 @@ Result<std::vector<Tensor>> Session::run(const std::vector<std::pair<std::string
     if (!bound[k]) return invalid_argument("input '" + inputs_[k].name + "' is missing");
     shapes.push_back(bound[k]->shape());
   }
-  TSR_RETURN_IF_ERROR(prepare(shapes));
   std::lock_guard<std::mutex> lock(mu_);
+  if (!plan_with_values_) {
+    Status s = prepare_locked(shapes, nullptr);
+    if (needs_input_values(s)) plan_with_values_ = true;
+    else TSR_RETURN_IF_ERROR(s);
+  }
+  if (plan_with_values_) {
+    std::vector<const Tensor*> values(bound.size(), nullptr);
+    for (size_t k = 0; k < bound.size(); ++k)
+      if (bound[k]->numel() <= kMaxValueKeyedElements) values[k] = bound[k];
+    TSR_RETURN_IF_ERROR(prepare_locked(shapes, &values));
+  }
   uint8_t* arena = arena_.data_as<uint8_t>();
   TSR_RETURN_IF_ERROR(execute_plan(*plan_, arena, bound));
   std::vector<Tensor> outs;

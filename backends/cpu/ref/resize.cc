@@ -46,7 +46,9 @@ double original_coordinate(const P& p, size_t d, int64_t o) {
       // exact inputs give exact coordinates (no rounding just below a .5 tie).
       return (in - 1) / 2 + (o + 0.5 - out / 2) / scale;
     case P::Coord::kPytorchHalfPixel: return out > 1 ? (o + 0.5) / scale - 0.5 : 0.0;
-    case P::Coord::kAlignCorners: return out == 1 ? 0.0 : o * (in - 1) / (out - 1);
+    // The resized length is in * scale (not rounded), as the ONNX reference computes it; with
+    // `sizes` given, scale = out / in and this is the usual (in - 1) / (out - 1).
+    case P::Coord::kAlignCorners: return out == 1 ? 0.0 : o * (in - 1) / (in * scale - 1);
     case P::Coord::kAsymmetric: return o / scale;
     case P::Coord::kTfHalfPixelForNn: return (o + 0.5) / scale;
     case P::Coord::kTfCropAndResize: {

@@ -88,12 +88,20 @@ class Session {
 
  private:
   Session() = default;
+  /// Plans for `shapes` (and, when given, these input values as constants) unless the
+  /// current plan already fits. Caller holds mu_.
+  Status prepare_locked(const std::vector<Shape>& shapes, const std::vector<const Tensor*>* values);
   std::shared_ptr<const Model> model_;
   SessionOptions options_;
   std::vector<std::unique_ptr<Backend>> backends_;
   std::vector<TensorInfo> inputs_, outputs_;
   std::vector<std::string> notes_;
   std::vector<Shape> planned_shapes_;
+  /// Set once planning needed the value of an input that decides a shape (e.g. Reshape's
+  /// shape given as a graph input): from then on small inputs are planned as constants and
+  /// the plan is keyed on their bytes too.
+  bool plan_with_values_ = false;
+  std::vector<std::string> planned_values_;
   std::unique_ptr<Plan> plan_;
   Tensor arena_;
   double load_ms_ = 0;
