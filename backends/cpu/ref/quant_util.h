@@ -1,0 +1,80 @@
+// Helpers of the quantization reference kernels (QuantizeLinear, DequantizeLinear,
+// QLinearMatMul, QLinearConv, DynamicQuantizeLinear): saturating round-half-to-even
+// conversion to an integer type, and reading a scale stored as float or float16.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+
+#include "backends/cpu/ref/ref_kernels.h"
+
+namespace tessera::ref {
+
+/// Rounds `v` half to even (ONNX QuantizeLinear, numpy.rint) and saturates it to Q's range.
+/// NaN maps to 0 (the result of a float NaN cast is undefined in C++).
+template <typename Q>
+Q saturate_round(float v) {
+  if (std::isnan(v)) return Q(0);
+  const float r = std::nearbyint(v);  // default rounding mode: to nearest, ties to even
+  if (r <= static_cast<float>(std::numeric_limits<Q>::lowest())) return std::numeric_limits<Q>::lowest();
+  if (r >= static_cast<float>(std::numeric_limits<Q>::max())) return std::numeric_limits<Q>::max();
+  return static_cast<Q>(r);
+}
+
+/// IEEE 754 binary16 bits to float.
+inline float half_to_float(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  const uint32_t exp = (h >> 10) & 0x1Fu, mant = h & 0x3FFu;
+  uint32_t bits;
+  if (exp == 0) {
+    if (mant == 0) {
+      bits = sign;
+    } else {  // subnormal: value = mant * 2^-24
+      const float f = static_cast<float>(mant) * (1.0f / 16777216.0f);
+      std::memcpy(&bits, &f, 4);
+      bits |= sign;
+    }
+  } else if (exp == 31) {
+    bits = sign | 0x7F800000u | (mant << 13);
+  } else {
+    bits = sign | ((exp + 112u) << 23) | (mant << 13);
+  }
+  float out;
+  std::memcpy(&out, &bits, 4);
+  return out;
+}
+
+/// Element `i` of a float32 or float16 tensor as a float.
+inline float scale_at(const Tensor& t, int64_t i) {
+  if (t.dtype() == DType::kFloat16) return half_to_float(t.data_as<uint16_t>()[i]);
+  return t.data_as<float>()[i];
+}
+
+/// Element `i` of an integer tensor (int8/uint8/int16/uint16/int32) as an int64.
+inline int64_t int_at(const Tensor& t, int64_t i) {
+  switch (t.dtype()) {
+    case DType::kInt8: return t.data_as<int8_t>()[i];
+    case DType::kUInt8: return t.data_as<uint8_t>()[i];
+    case DType::kInt16: return t.data_as<int16_t>()[i];
+    case DType::kUInt16: return t.data_as<uint16_t>()[i];
+    case DType::kInt32: return t.data_as<int32_t>()[i];
+    case DType::kInt64: return t.data_as<int64_t>()[i];
+    default: return 0;
+  }
+}
+
+/// Calls f(Q{}) for the quantized integer types int8, uint8, int16, uint16.
+template <typename F>
+Status dispatch_quant(DType dtype, F&& f) {
+  switch (dtype) {
+    case DType::kInt8: return f(int8_t{});
+    case DType::kUInt8: return f(uint8_t{});
+    case DType::kInt16: return f(int16_t{});
+    case DType::kUInt16: return f(uint16_t{});
+    default: return unimplemented(std::string("quantized dtype ") + dtype_name(dtype) + " is not supported");
+  }
+}
+
+}  // namespace tessera::ref
