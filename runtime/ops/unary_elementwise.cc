@@ -4,7 +4,12 @@
 //     Sigmoid (6, 13), HardSigmoid (6; alpha=0.2, beta=0.5), HardSwish (14), Tanh (6, 13),
 //     Softplus (1), Softsign (1), Gelu (20; approximate "none" | "tanh"), Erf (9, 13),
 //     Exp (6, 13), Log (6, 13), Sqrt (6, 13), Reciprocal (6, 13), Floor (6, 13),
-//     Ceil (6, 13), Round (11; halves to even), Sin (7), Cos (7).
+//     Ceil (6, 13), Round (11; halves to even), Sin (7), Cos (7), Tan, Asin, Acos, Atan (7),
+//     Sinh, Cosh, Asinh, Acosh, Atanh (9), ThresholdedRelu (10; alpha=1), Celu (12; alpha=1),
+//     Mish (18).
+//   Shrink (9; lambd=0.5, bias=0): numeric.  BitwiseNot (18): integer.
+//   IsNaN (9, 13, 20), IsInf (10, 20; detect_negative=1, detect_positive=1): float or double
+//     in, bool out.
 //   Numeric (float or integer): Relu (6, 13, 14), Abs (6, 13), Neg (6, 13), Sign (9, 13).
 //   Bool: Not (1).
 #include "runtime/ops/dtype_rules.h"
@@ -41,6 +46,22 @@ Status infer_gelu(InferContext& ctx) {
   return infer_float(ctx);
 }
 
+Status infer_bitwise_not(InferContext& ctx) {
+  TSR_RETURN_IF_ERROR(check_input_dtype(ctx, 0, dtype_is_int, "an integer dtype"));
+  return same_as_input(ctx);
+}
+
+Status infer_is_class(InferContext& ctx) {
+  TSR_RETURN_IF_ERROR(check_input_dtype(ctx, 0, dtype_is_float, "float or double"));
+  ctx.output(0) = {DType::kBool, ctx.input(0).shape, nullptr};
+  return Status::ok();
+}
+
+Status infer_celu(InferContext& ctx) {
+  if (ctx.node().attr_f("alpha", 1.0f) == 0.0f) return ctx.error("attribute alpha must not be 0");
+  return infer_float(ctx);
+}
+
 }  // namespace
 
 const OpSchema kSchema_Relu = {"Relu", 1, 1, 1, 1, infer_numeric};
@@ -68,5 +89,21 @@ const OpSchema kSchema_Sign = {"Sign", 1, 1, 1, 1, infer_numeric};
 const OpSchema kSchema_Sin = {"Sin", 1, 1, 1, 1, infer_float};
 const OpSchema kSchema_Cos = {"Cos", 1, 1, 1, 1, infer_float};
 const OpSchema kSchema_Not = {"Not", 1, 1, 1, 1, infer_not};
+const OpSchema kSchema_Tan = {"Tan", 1, 1, 1, 1, infer_float};
+const OpSchema kSchema_Asin = {"Asin", 1, 1, 1, 1, infer_float};
+const OpSchema kSchema_Acos = {"Acos", 1, 1, 1, 1, infer_float};
+const OpSchema kSchema_Atan = {"Atan", 1, 1, 1, 1, infer_float};
+const OpSchema kSchema_Sinh = {"Sinh", 1, 1, 1, 1, infer_float};
+const OpSchema kSchema_Cosh = {"Cosh", 1, 1, 1, 1, infer_float};
+const OpSchema kSchema_Asinh = {"Asinh", 1, 1, 1, 1, infer_float};
+const OpSchema kSchema_Acosh = {"Acosh", 1, 1, 1, 1, infer_float};
+const OpSchema kSchema_Atanh = {"Atanh", 1, 1, 1, 1, infer_float};
+const OpSchema kSchema_ThresholdedRelu = {"ThresholdedRelu", 1, 1, 1, 1, infer_float};
+const OpSchema kSchema_Celu = {"Celu", 1, 1, 1, 1, infer_celu};
+const OpSchema kSchema_Mish = {"Mish", 1, 1, 1, 1, infer_float};
+const OpSchema kSchema_Shrink = {"Shrink", 1, 1, 1, 1, infer_numeric};
+const OpSchema kSchema_BitwiseNot = {"BitwiseNot", 1, 1, 1, 1, infer_bitwise_not};
+const OpSchema kSchema_IsNaN = {"IsNaN", 1, 1, 1, 1, infer_is_class};
+const OpSchema kSchema_IsInf = {"IsInf", 1, 1, 1, 1, infer_is_class};
 
 }  // namespace tessera

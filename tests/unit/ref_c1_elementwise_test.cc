@@ -117,5 +117,69 @@ TEST(RefC1Dropout, InferenceIsIdentityWithTrueMask) {
   EXPECT_FALSE(run_op({"Dropout", {}, 10}, {&x, &ratio5}).is_ok());  // ratio is an attribute before 12
 }
 
+// ---- unary ----
+
+const std::vector<float> kX = {-2.5f, -1.0f, -0.1f, 0.0f, 0.3f, 1.0f, 2.7f};
+
+void expect_unary(const OpSpec& spec, const std::vector<float>& in, const std::vector<float>& want) {
+  Tensor x = make_tensor<float>({static_cast<int64_t>(in.size())}, in);
+  Tensor y = run1(spec, {&x});
+  SCOPED_TRACE(spec.op_type);
+  expect_near(to_vector<float>(y), want, 2e-6f, 1e-7f);
+}
+
+TEST(RefC1Unary, TrigAndHyperbolicMatchNumpy) {
+  // numpy (float64, rounded to float32): np.tan, np.arctan, np.sinh, np.cosh, np.arcsinh of kX.
+  expect_unary({"Tan", {}, 7}, kX, {0.747022271156311f, -1.5574077367782593f, -0.10033467411994934f, 0.0f, 0.30933624505996704f, 1.5574077367782593f, -0.47272762656211853f});
+  expect_unary({"Atan", {}, 7}, kX, {-1.1902899742126465f, -0.7853981852531433f, -0.09966865181922913f, 0.0f, 0.29145678877830505f, 0.7853981852531433f, 1.2160906791687012f});
+  expect_unary({"Sinh", {}, 9}, kX, {-6.050204277038574f, -1.175201177597046f, -0.10016675293445587f, 0.0f, 0.30452027916908264f, 1.175201177597046f, 7.4062628746032715f});
+  expect_unary({"Cosh", {}, 9}, kX, {6.132289409637451f, 1.5430806875228882f, 1.0050041675567627f, 1.0f, 1.04533851146698f, 1.5430806875228882f, 7.473468780517578f});
+  expect_unary({"Asinh", {}, 9}, kX, {-1.647231101989746f, -0.8813735842704773f, -0.09983407706022263f, 0.0f, 0.29567304253578186f, 0.8813735842704773f, 1.7190518379211426f});
+  // numpy: np.arcsin, np.arccos, np.arctanh of [-0.9, -0.5, 0, 0.3, 0.99]; np.arccosh of [1, 1.5, 3, 10].
+  const std::vector<float> u = {-0.9f, -0.5f, 0.0f, 0.3f, 0.99f};
+  expect_unary({"Asin", {}, 7}, u, {-1.11976957321167f, -0.5235987901687622f, 0.0f, 0.30469265580177307f, 1.429256796836853f});
+  expect_unary({"Acos", {}, 7}, u, {2.690565824508667f, 2.094395160675049f, 1.5707963705062866f, 1.2661036252975464f, 0.14153946936130524f});
+  expect_unary({"Atanh", {}, 9}, u, {-1.472219467163086f, -0.5493061542510986f, 0.0f, 0.30951961874961853f, 2.6466524600982666f});
+  expect_unary({"Acosh", {}, 9}, {1.0f, 1.5f, 3.0f, 10.0f}, {0.0f, 0.9624236226081848f, 1.7627471685409546f, 2.993222951889038f});
+  Tensor i = make_tensor<int32_t>({1}, {1});
+  EXPECT_FALSE(run_op({"Tan"}, {&i}).is_ok());
+}
+
+TEST(RefC1Unary, ActivationsMatchNumpy) {
+  // numpy: maximum(0, x) + minimum(0, 2 * (exp(x / 2) - 1))
+  expect_unary({"Celu", {attr_f("alpha", 2.0f)}, 12}, kX, {-1.4269903898239136f, -0.7869386672973633f, -0.09754115343093872f, 0.0f, 0.30000001192092896f, 1.0f, 2.700000047683716f});
+  // numpy: x * tanh(log1p(exp(x)))
+  expect_unary({"Mish", {}, 18}, kX, {-0.19681620597839355f, -0.30340147018432617f, -0.056788574904203415f, 0.0f, 0.20800137519836426f, 0.8650984168052673f, 2.6786701679229736f});
+  expect_unary({"ThresholdedRelu", {attr_f("alpha", 0.5f)}, 10}, kX, {0, 0, 0, 0, 0, 1, 2.7f});
+  expect_unary({"ThresholdedRelu", {}, 10}, kX, {0, 0, 0, 0, 0, 0, 2.7f});  // x > 1 strictly
+  expect_unary({"Shrink", {attr_f("lambd", 1.5f), attr_f("bias", 1.0f)}, 9}, kX, {-1.5f, 0, 0, 0, 0, 0, 1.7000000476837158f});
+  Tensor i = make_tensor<int8_t>({4}, {-5, -1, 1, 5});
+  EXPECT_EQ(to_vector<int8_t>(run1({"Shrink", {attr_f("lambd", 1.5f), attr_f("bias", 1.0f)}, 9}, {&i})),
+            (std::vector<int8_t>{-4, 0, 0, 4}));
+  Tensor x = make_tensor<float>({1}, {1});
+  EXPECT_FALSE(run_op({"Celu", {attr_f("alpha", 0.0f)}, 12}, {&x}).is_ok());
+}
+
+TEST(RefC1Unary, BitwiseNotIsNaNIsInf) {
+  Tensor a = make_tensor<int32_t>({3}, {0, 5, -1});
+  EXPECT_EQ(to_vector<int32_t>(run1({"BitwiseNot", {}, 18}, {&a})), (std::vector<int32_t>{-1, -6, 0}));
+  Tensor u = make_tensor<uint8_t>({2}, {0, 200});
+  EXPECT_EQ(to_vector<uint8_t>(run1({"BitwiseNot", {}, 18}, {&u})), (std::vector<uint8_t>{255, 55}));
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  Tensor x = make_tensor<float>({4}, {1.0f, inf, -inf, nan});
+  auto bools = [](const Tensor& t) {
+    std::vector<bool> v;
+    for (int64_t i = 0; i < t.numel(); ++i) v.push_back(t.data_as<bool>()[i]);
+    return v;
+  };
+  EXPECT_EQ(bools(run1({"IsNaN", {}, 13}, {&x})), (std::vector<bool>{false, false, false, true}));
+  EXPECT_EQ(bools(run1({"IsInf", {}, 10}, {&x})), (std::vector<bool>{false, true, true, false}));
+  EXPECT_EQ(bools(run1({"IsInf", {attr_i("detect_negative", 0)}, 20}, {&x})), (std::vector<bool>{false, true, false, false}));
+  EXPECT_EQ(bools(run1({"IsInf", {attr_i("detect_positive", 0)}, 20}, {&x})), (std::vector<bool>{false, false, true, false}));
+  Tensor f = make_tensor<float>({1}, {1});
+  EXPECT_FALSE(run_op({"BitwiseNot", {}, 18}, {&f}).is_ok());
+  EXPECT_FALSE(run_op({"IsNaN", {}, 13}, {&a}).is_ok());
+}
+
 }  // namespace
 }  // namespace tessera

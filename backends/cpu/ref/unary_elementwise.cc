@@ -2,6 +2,7 @@
 // runtime/ops/unary_elementwise.cc for the ONNX versions). Float ops compute in double and
 // round once to the tensor dtype, so they are at least as accurate as any float kernel.
 #include <cmath>
+#include <limits>
 #include <type_traits>
 
 #include "backends/cpu/ref/ref_kernels.h"
@@ -177,6 +178,102 @@ Result<std::unique_ptr<Kernel>> make_Not(const CompileContext&) {
     for (int64_t i = 0; i < k.input(0).numel(); ++i) py[i] = !px[i];
     return Status::ok();
   });
+}
+
+Result<std::unique_ptr<Kernel>> make_Tan(const CompileContext&) {
+  return make_float_unary([](double x) { return std::tan(x); });
+}
+Result<std::unique_ptr<Kernel>> make_Asin(const CompileContext&) {
+  return make_float_unary([](double x) { return std::asin(x); });
+}
+Result<std::unique_ptr<Kernel>> make_Acos(const CompileContext&) {
+  return make_float_unary([](double x) { return std::acos(x); });
+}
+Result<std::unique_ptr<Kernel>> make_Atan(const CompileContext&) {
+  return make_float_unary([](double x) { return std::atan(x); });
+}
+Result<std::unique_ptr<Kernel>> make_Sinh(const CompileContext&) {
+  return make_float_unary([](double x) { return std::sinh(x); });
+}
+Result<std::unique_ptr<Kernel>> make_Cosh(const CompileContext&) {
+  return make_float_unary([](double x) { return std::cosh(x); });
+}
+Result<std::unique_ptr<Kernel>> make_Asinh(const CompileContext&) {
+  return make_float_unary([](double x) { return std::asinh(x); });
+}
+Result<std::unique_ptr<Kernel>> make_Acosh(const CompileContext&) {
+  return make_float_unary([](double x) { return std::acosh(x); });
+}
+Result<std::unique_ptr<Kernel>> make_Atanh(const CompileContext&) {
+  return make_float_unary([](double x) { return std::atanh(x); });
+}
+// ThresholdedRelu (opset 10): y = x > alpha ? x : 0.
+Result<std::unique_ptr<Kernel>> make_ThresholdedRelu(const CompileContext& ctx) {
+  const double alpha = ctx.node.attr_f("alpha", 1.0f);
+  return make_float_unary([alpha](double x) { return x > alpha ? x : 0.0; });
+}
+// Celu (opset 12): y = max(0, x) + min(0, alpha * (exp(x / alpha) - 1)).
+Result<std::unique_ptr<Kernel>> make_Celu(const CompileContext& ctx) {
+  const double alpha = ctx.node.attr_f("alpha", 1.0f);
+  return make_float_unary([alpha](double x) { return std::fmax(0.0, x) + std::fmin(0.0, alpha * std::expm1(x / alpha)); });
+}
+// Mish (opset 18): y = x * tanh(softplus(x)), softplus(x) = ln(1 + exp(x)) evaluated stably.
+Result<std::unique_ptr<Kernel>> make_Mish(const CompileContext&) {
+  return make_float_unary([](double x) { return x * std::tanh(std::fmax(x, 0.0) + std::log1p(std::exp(-std::fabs(x)))); });
+}
+// Shrink (opset 9): y = x < -lambd ? x + bias : x > lambd ? x - bias : 0, computed in double
+// and converted back to the input dtype (integers included).
+Result<std::unique_ptr<Kernel>> make_Shrink(const CompileContext& ctx) {
+  const double lambd = ctx.node.attr_f("lambd", 0.5f);
+  const double bias = ctx.node.attr_f("bias", 0.0f);
+  return make_numeric_unary([lambd, bias](auto x) {
+    using T = decltype(x);
+    const double v = static_cast<double>(x);
+    const double r = v < -lambd ? v + bias : v > lambd ? v - bias : 0.0;
+    if constexpr (std::is_integral_v<T>) {
+      if (!(r >= static_cast<double>(std::numeric_limits<T>::lowest()) && r <= static_cast<double>(std::numeric_limits<T>::max())))
+        return T(0);
+    }
+    return static_cast<T>(r);
+  });
+}
+// BitwiseNot (opset 18): y = ~x on integers.
+Result<std::unique_ptr<Kernel>> make_BitwiseNot(const CompileContext&) {
+  return make_numeric_unary([](auto x) {
+    using T = decltype(x);
+    if constexpr (std::is_integral_v<T>) return static_cast<T>(~x);
+    else return x;  // not reached: the schema accepts integers only
+  });
+}
+
+namespace {
+/// y = pred(x) for float/double x, bool y.
+template <typename P>
+Result<std::unique_ptr<Kernel>> make_float_predicate(P pred) {
+  return make_fn_kernel([pred](const KernelContext& k) -> Status {
+    const Tensor& x = k.input(0);
+    bool* py = k.output(0).data_as<bool>();
+    if (x.dtype() == DType::kFloat32) {
+      for (int64_t i = 0; i < x.numel(); ++i) py[i] = pred(static_cast<double>(x.data_as<float>()[i]));
+      return Status::ok();
+    }
+    if (x.dtype() == DType::kFloat64) {
+      for (int64_t i = 0; i < x.numel(); ++i) py[i] = pred(x.data_as<double>()[i]);
+      return Status::ok();
+    }
+    return unimplemented(std::string("dtype ") + dtype_name(x.dtype()) + " is not supported (float or double only)");
+  });
+}
+}  // namespace
+
+Result<std::unique_ptr<Kernel>> make_IsNaN(const CompileContext&) {
+  return make_float_predicate([](double x) { return std::isnan(x); });
+}
+// IsInf (opset 10, 20): true for +inf when detect_positive, for -inf when detect_negative.
+Result<std::unique_ptr<Kernel>> make_IsInf(const CompileContext& ctx) {
+  const bool pos = ctx.node.attr_i("detect_positive", 1) != 0;
+  const bool neg = ctx.node.attr_i("detect_negative", 1) != 0;
+  return make_float_predicate([pos, neg](double x) { return std::isinf(x) && (x > 0 ? pos : neg); });
 }
 
 }  // namespace tessera::ref
