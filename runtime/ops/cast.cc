@@ -1,8 +1,8 @@
 // Cast (ONNX opset 6, 9, 13, 19, 21): converts between the numeric dtypes and bool.
 // Float -> integer truncates toward zero; NaN becomes 0 and out-of-range values saturate
 // (the spec leaves both undefined). Any -> bool is x != 0. `saturate` (opset 19) only
-// concerns float8 types and is ignored. String, float16, bfloat16 and float8 are not
-// supported yet.
+// concerns float8 types and is ignored. float16 and bfloat16 convert through float with
+// round-to-nearest-even. String and float8/int4 are not supported yet.
 #include "runtime/ops/dtype_rules.h"
 #include "runtime/ops/op_schema.h"
 
@@ -17,9 +17,10 @@ Status infer(InferContext& ctx) {
   if (!dtype_is_valid(static_cast<int32_t>(to->i)))
     return ctx.unsupported("Cast to ONNX dtype " + std::to_string(to->i) + " is not supported yet");
   const DType target = static_cast<DType>(to->i);
-  if (!dtype_is_computable(target))
+  auto castable = [](DType t) { return dtype_is_computable(t) || t == DType::kFloat16 || t == DType::kBFloat16; };
+  if (!castable(target))
     return ctx.unsupported(std::string("Cast to ") + dtype_name(target) + " is not supported yet");
-  TSR_RETURN_IF_ERROR(check_input_dtype(ctx, 0, dtype_is_computable, "a numeric dtype or bool"));
+  TSR_RETURN_IF_ERROR(check_input_dtype(ctx, 0, castable, "a numeric dtype, float16, bfloat16 or bool"));
   ctx.output(0) = {target, ctx.input(0).shape, nullptr};
   return Status::ok();
 }
