@@ -56,15 +56,20 @@ inline Attribute attr_floats(const std::string& n, std::vector<float> v) { Attri
 /// Runs the node. `inputs[i] == nullptr` is an omitted optional input. Inputs listed in
 /// `const_inputs` are offered to shape inference as plan-time constants (as initializers
 /// would be). Returns the outputs, or the first error.
+/// `present`, if not empty, says which outputs exist: a false entry is an omitted output
+/// (node output -1, a null KernelContext output, as the executor gives), returned as an
+/// undefined Tensor.
 inline Result<std::vector<Tensor>> run_op(const OpSpec& spec, const std::vector<const Tensor*>& inputs,
-                                          std::vector<int> const_inputs = {}) {
+                                          std::vector<int> const_inputs = {}, std::vector<bool> present = {}) {
+  if (present.empty()) present.assign(static_cast<size_t>(spec.num_outputs), true);
   Node node;
   node.name = "test_" + spec.op_type;
   node.op_type = spec.op_type;
   node.opset = spec.opset;
   node.attributes = spec.attrs;
   for (size_t i = 0; i < inputs.size(); ++i) node.inputs.push_back(inputs[i] ? static_cast<int>(i) : -1);
-  for (int i = 0; i < spec.num_outputs; ++i) node.outputs.push_back(static_cast<int>(inputs.size()) + i);
+  for (size_t i = 0; i < present.size(); ++i)
+    node.outputs.push_back(present[i] ? static_cast<int>(inputs.size() + i) : -1);
   const OpSchema* schema = find_op_schema("", spec.op_type);
   if (!schema) return unimplemented("no schema for " + spec.op_type);
   std::vector<ValueInfo> in_infos(inputs.size());
@@ -77,23 +82,24 @@ inline Result<std::vector<Tensor>> run_op(const OpSpec& spec, const std::vector<
       if (c == static_cast<int>(i)) in_infos[i].constant = std::make_shared<const Tensor>(*inputs[i]);
     in_ptrs[i] = &in_infos[i];
   }
-  std::vector<ValueInfo> out_infos(spec.num_outputs);
+  std::vector<ValueInfo> out_infos(present.size());
   InferContext ictx(node, in_ptrs, &out_infos);
   TSR_RETURN_IF_ERROR(infer_node(*schema, ictx));
   CompileContext cctx{node, in_ptrs, out_infos};
   KernelFactory f = ref::find_ref_kernel(spec.op_type);
   if (!f) return unimplemented("no reference kernel for " + spec.op_type);
   TSR_ASSIGN_OR_RETURN(std::unique_ptr<Kernel> kernel, f(cctx));
-  std::vector<Tensor> outs;
-  for (const ValueInfo& o : out_infos) {
-    TSR_ASSIGN_OR_RETURN(Tensor t, Tensor::allocate(o.dtype, o.shape));
-    // Poisoned, as the executor's arena is: a kernel must write every output element.
-    if (t.nbytes()) std::memset(t.data(), 0xFF, t.nbytes());
-    outs.push_back(std::move(t));
-  }
+  std::vector<Tensor> outs(present.size());
   KernelContext kctx;
   kctx.inputs = inputs;
-  for (Tensor& t : outs) kctx.outputs.push_back(&t);
+  for (size_t i = 0; i < present.size(); ++i) {
+    if (present[i]) {
+      TSR_ASSIGN_OR_RETURN(outs[i], Tensor::allocate(out_infos[i].dtype, out_infos[i].shape));
+      // Poisoned, as the executor's arena is: a kernel must write every output element.
+      if (outs[i].nbytes()) std::memset(outs[i].data(), 0xFF, outs[i].nbytes());
+    }
+    kctx.outputs.push_back(present[i] ? &outs[i] : nullptr);
+  }
   std::vector<uint8_t> scratch(kernel->scratch_bytes() + 64);
   kctx.scratch = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(scratch.data()) + 63) & ~uintptr_t{63});
   TSR_RETURN_IF_ERROR(kernel->run(kctx));
