@@ -11,8 +11,9 @@
 //   Max, Min                  opset 8, 12, 13: variadic (1..n), T numeric.
 //   Sum                       opset 8, 13: variadic, T numeric.
 //   Mean                      opset 8, 13: variadic, T float or double.
-//   Mod                       opset 10, 13: T numeric; fmod=0 (default) takes the divisor's
-//                             sign (Python %), integers only; fmod=1 the dividend's (C fmod).
+//   Mod                       opset 10, 13: T numeric, float16 or bfloat16; fmod=0 (default)
+//                             takes the divisor's sign (Python %), integers only; fmod=1 the
+//                             dividend's (C fmod).
 //   BitwiseAnd, BitwiseOr, BitwiseXor  opset 18: T integer.
 //   BitShift                  opset 11: T unsigned integer; direction "LEFT" | "RIGHT".
 #include "runtime/ops/dtype_rules.h"
@@ -103,8 +104,15 @@ Status infer_where(InferContext& ctx) {
 Status infer_mod(InferContext& ctx) {
   const int64_t fmod = ctx.node().attr_i("fmod", 0);
   if (fmod != 0 && fmod != 1) return ctx.error("attribute fmod is " + std::to_string(fmod) + "; expected 0 or 1");
-  if (fmod == 0 && dtype_is_float(ctx.input(0).dtype))
-    return ctx.error("fmod must be 1 for floating-point inputs (ONNX Mod)");
+  const DType d = ctx.input(0).dtype;
+  const bool half = d == DType::kFloat16 || d == DType::kBFloat16;
+  if (fmod == 0 && (dtype_is_float(d) || half)) return ctx.error("fmod must be 1 for floating-point inputs (ONNX Mod)");
+  if (half) {  // float16 / bfloat16: computed through float (fmod is exact)
+    TSR_RETURN_IF_ERROR(check_same_dtype(ctx));
+    TSR_ASSIGN_OR_RETURN(Shape s, broadcast_all(ctx));
+    ctx.output(0) = {d, s, nullptr};
+    return Status::ok();
+  }
   return infer_arith(ctx);
 }
 

@@ -8,8 +8,8 @@
 //     Sinh, Cosh, Asinh, Acosh, Atanh (9), ThresholdedRelu (10; alpha=1), Celu (12; alpha=1),
 //     Mish (18).
 //   Shrink (9; lambd=0.5, bias=0): numeric.  BitwiseNot (18): integer.
-//   IsNaN (9, 13, 20), IsInf (10, 20; detect_negative=1, detect_positive=1): float or double
-//     in, bool out.
+//   IsNaN (9, 13, 20), IsInf (10, 20; detect_negative=1, detect_positive=1): float, double,
+//     float16 or bfloat16 in, bool out.
 //   Numeric (float or integer): Relu (6, 13, 14), Abs (6, 13), Neg (6, 13), Sign (9, 13).
 //   Bool: Not (1).
 #include "runtime/ops/dtype_rules.h"
@@ -52,7 +52,9 @@ Status infer_bitwise_not(InferContext& ctx) {
 }
 
 Status infer_is_class(InferContext& ctx) {
-  TSR_RETURN_IF_ERROR(check_input_dtype(ctx, 0, dtype_is_float, "float or double"));
+  TSR_RETURN_IF_ERROR(check_input_dtype(
+      ctx, 0, [](DType d) { return dtype_is_float(d) || d == DType::kFloat16 || d == DType::kBFloat16; },
+      "float, double, float16 or bfloat16"));
   ctx.output(0) = {DType::kBool, ctx.input(0).shape, nullptr};
   return Status::ok();
 }

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "op_test_util.h"
@@ -179,6 +180,32 @@ TEST(RefC1Unary, BitwiseNotIsNaNIsInf) {
   Tensor f = make_tensor<float>({1}, {1});
   EXPECT_FALSE(run_op({"BitwiseNot", {}, 18}, {&f}).is_ok());
   EXPECT_FALSE(run_op({"IsNaN", {}, 13}, {&a}).is_ok());
+}
+
+/// A float16 tensor from raw binary16 bits.
+Tensor half_tensor(const Shape& shape, const std::vector<uint16_t>& bits) {
+  Tensor t = std::move(Tensor::allocate(DType::kFloat16, shape)).value();
+  std::memcpy(t.data(), bits.data(), bits.size() * 2);
+  return t;
+}
+
+TEST(RefC1Half, IsNaNIsInfAndModOnFloat16) {
+  // binary16 bits: 1.0 = 0x3C00, +inf = 0x7C00, -inf = 0xFC00, NaN = 0x7E00.
+  Tensor x = half_tensor({4}, {0x3C00, 0x7C00, 0xFC00, 0x7E00});
+  Tensor n = run1({"IsNaN", {}, 20}, {&x});
+  Tensor i = run1({"IsInf", {attr_i("detect_negative", 0)}, 20}, {&x});
+  for (int k = 0; k < 4; ++k) {
+    EXPECT_EQ(n.data_as<bool>()[k], k == 3) << k;
+    EXPECT_EQ(i.data_as<bool>()[k], k == 1) << k;
+  }
+  // np.fmod(float16 [5.5, -5.5], 2) = [1.5, -1.5]: bits 0x3E00, 0xBE00.
+  Tensor a = half_tensor({2}, {0x4580, 0xC580});
+  Tensor b = half_tensor({}, {0x4000});
+  Tensor y = run1({"Mod", {attr_i("fmod", 1)}, 13}, {&a, &b});
+  ASSERT_EQ(y.dtype(), DType::kFloat16);
+  EXPECT_EQ(y.data_as<uint16_t>()[0], 0x3E00);
+  EXPECT_EQ(y.data_as<uint16_t>()[1], 0xBE00);
+  EXPECT_FALSE(run_op({"Mod", {}, 13}, {&a, &b}).is_ok());  // fmod 0 on floats
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 
 #include "backends/cpu/ref/ref_kernels.h"
 #include "backends/cpu/ref/ref_util.h"
+#include "tessera/half.h"
 
 namespace tessera::ref {
 
@@ -292,6 +293,20 @@ Result<std::unique_ptr<Kernel>> make_Mod(const CompileContext& ctx) {
     const Tensor& a = k.input(0);
     const Tensor& b = k.input(1);
     Tensor& y = k.output(0);
+    if (a.dtype() == DType::kFloat16 || a.dtype() == DType::kBFloat16) {
+      // fmod of two halves is exactly representable as a half, so one float fmod is exact.
+      const bool half = a.dtype() == DType::kFloat16;
+      auto to_f = [half](uint16_t v) { return half ? half_to_float(v) : bfloat16_to_float(v); };
+      const uint16_t* pa = a.data_as<uint16_t>();
+      const uint16_t* pb = b.data_as<uint16_t>();
+      uint16_t* py = y.data_as<uint16_t>();
+      BroadcastIndex ia(y.shape(), a.shape(), a.numel()), ib(y.shape(), b.shape(), b.numel());
+      for (int64_t i = 0; i < y.numel(); ++i) {
+        const float r = std::fmod(to_f(pa[ia(i)]), to_f(pb[ib(i)]));
+        py[i] = half ? float_to_half(r) : float_to_bfloat16(r);
+      }
+      return Status::ok();
+    }
     return dispatch_numeric(a.dtype(), [&](auto tag) -> Status {
       using T = decltype(tag);
       if constexpr (kIsBool<T>) {

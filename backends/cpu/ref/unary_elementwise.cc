@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "backends/cpu/ref/ref_kernels.h"
+#include "tessera/half.h"
 
 namespace tessera::ref {
 
@@ -247,7 +248,7 @@ Result<std::unique_ptr<Kernel>> make_BitwiseNot(const CompileContext&) {
 }
 
 namespace {
-/// y = pred(x) for float/double x, bool y.
+/// y = pred(x) for float/double/float16/bfloat16 x, bool y.
 template <typename P>
 Result<std::unique_ptr<Kernel>> make_float_predicate(P pred) {
   return make_fn_kernel([pred](const KernelContext& k) -> Status {
@@ -259,6 +260,12 @@ Result<std::unique_ptr<Kernel>> make_float_predicate(P pred) {
     }
     if (x.dtype() == DType::kFloat64) {
       for (int64_t i = 0; i < x.numel(); ++i) py[i] = pred(x.data_as<double>()[i]);
+      return Status::ok();
+    }
+    if (x.dtype() == DType::kFloat16 || x.dtype() == DType::kBFloat16) {
+      const bool half = x.dtype() == DType::kFloat16;
+      const uint16_t* px = x.data_as<uint16_t>();
+      for (int64_t i = 0; i < x.numel(); ++i) py[i] = pred(static_cast<double>(half ? half_to_float(px[i]) : bfloat16_to_float(px[i])));
       return Status::ok();
     }
     return unimplemented(std::string("dtype ") + dtype_name(x.dtype()) + " is not supported (float or double only)");
