@@ -51,7 +51,9 @@ Result<ReduceParams> resolve_reduce(const Node& node, const Shape& data, const C
 
 namespace {
 Status infer(InferContext& ctx) {
-  TSR_RETURN_IF_ERROR(check_input_dtype(ctx, 0, dtype_is_numeric, "a numeric dtype"));
+  const bool bool_ok = (ctx.node().op_type == "ReduceMax" || ctx.node().op_type == "ReduceMin") &&
+                       ctx.input(0).dtype == DType::kBool;  // opset 20
+  if (!bool_ok) TSR_RETURN_IF_ERROR(check_input_dtype(ctx, 0, dtype_is_numeric, "a numeric dtype"));
   TSR_ASSIGN_OR_RETURN(ReduceParams p, resolve_reduce(ctx.node(), ctx.input(0).shape, const_inputs_of(ctx)));
   ctx.output(0) = {ctx.input(0).dtype, p.out, nullptr};
   return Status::ok();

@@ -132,7 +132,8 @@ def compare(got, want, rtol, atol):
     if not np.array_equal(nan_g, nan_w):
         return "NaN positions differ"
     ok = ~nan_w
-    diff = np.abs(g[ok] - w[ok])
+    with np.errstate(invalid="ignore"):  # inf - inf: judged by inf_mismatch below
+        diff = np.abs(g[ok] - w[ok])
     lim = atol + rtol * np.abs(w[ok])
     inf_mismatch = np.isinf(w[ok]) & (g[ok] != w[ok])
     bad = np.count_nonzero((diff > lim) | inf_mismatch)

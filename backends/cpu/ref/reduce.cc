@@ -34,7 +34,29 @@ Result<std::unique_ptr<Kernel>> make_reduce(const CompileContext& ctx, Reduction
     return dispatch_numeric(x.dtype(), [&](auto tag) -> Status {
       using T = decltype(tag);
       if constexpr (std::is_same_v<T, bool>) {
-        return unimplemented("reductions over bool are not supported");
+        // ReduceMax / ReduceMin over bool (opset 20): any / all; empty gives false / true.
+        if (op != Reduction::kMax && op != Reduction::kMin)
+          return unimplemented("reductions over bool other than ReduceMax and ReduceMin are not supported");
+        const bool* px = x.data_as<bool>();
+        bool* py = y.data_as<bool>();
+        for (int64_t o = 0; o < y.numel(); ++o) {
+          int64_t base = 0, i = o;
+          for (size_t j = kept_dims.size(); j-- > 0;) {
+            base += (i % kept_dims[j]) * kept_strides[j];
+            i /= kept_dims[j];
+          }
+          bool acc = op == Reduction::kMin;
+          for (int64_t r = 0; r < red_count; ++r) {
+            int64_t off = 0, q = r;
+            for (size_t j = red_dims.size(); j-- > 0;) {
+              off += (q % red_dims[j]) * red_strides[j];
+              q /= red_dims[j];
+            }
+            acc = op == Reduction::kMax ? (acc || px[base + off]) : (acc && px[base + off]);
+          }
+          py[o] = acc;
+        }
+        return Status::ok();
       } else {
         using Acc = std::conditional_t<std::is_floating_point_v<T>, double, int64_t>;
         const T* px = x.data_as<T>();
