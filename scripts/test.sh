@@ -32,4 +32,8 @@ make -C "$BUILD_DIR" -j"$JOBS" --no-print-directory
 step "ctest (-j$JOBS)"
 cd "$BUILD_DIR"
 ctest --output-on-failure -j"$JOBS" "$@"
+# The ONNX conformance summary (ctest shows a passing test's output only on failure).
+if [[ -f conformance/cpu.md ]]; then
+  step "$(sed -n 3p conformance/cpu.md)"
+fi
 step "done in $((SECONDS - start)) s"
