@@ -7,17 +7,6 @@
 
 namespace tessera {
 
-namespace {
-Status infer(InferContext& ctx) {
-  const ValueInfo& x = ctx.input(0);
-  if (x.dtype != DType::kFloat32) return ctx.unsupported(std::string("dtype ") + dtype_name(x.dtype) + " is not supported (float)");
-  TSR_RETURN_IF_ERROR(softmax_layout(ctx.node(), x.shape).status());
-  ctx.output(0).dtype = x.dtype;
-  ctx.output(0).shape = x.shape;
-  return Status::ok();
-}
-}  // namespace
-
-const OpSchema kSchema_Softmax = {"Softmax", 1, 1, 1, 1, infer};
+const OpSchema kSchema_Softmax = {"Softmax", 1, 1, 1, 1, infer_softmax_family};
 
 }  // namespace tessera

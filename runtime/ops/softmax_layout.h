@@ -5,6 +5,7 @@
 // Both are described as [outer, axis_len, inner] with the reduction over axis_len.
 #pragma once
 
+#include "runtime/ops/op_schema.h"
 #include "tessera/graph.h"
 #include "tessera/status.h"
 #include "tessera/tensor.h"
@@ -34,6 +35,16 @@ inline Result<SoftmaxLayout> softmax_layout(const Node& node, const Shape& shape
     else l.inner *= d;
   }
   return l;
+}
+
+/// Shape inference shared by Softmax and LogSoftmax: float X, layout checked, Y like X.
+inline Status infer_softmax_family(InferContext& ctx) {
+  const ValueInfo& x = ctx.input(0);
+  if (x.dtype != DType::kFloat32) return ctx.unsupported(std::string("dtype ") + dtype_name(x.dtype) + " is not supported (float)");
+  TSR_RETURN_IF_ERROR(softmax_layout(ctx.node(), x.shape).status());
+  ctx.output(0).dtype = x.dtype;
+  ctx.output(0).shape = x.shape;
+  return Status::ok();
 }
 
 }  // namespace tessera
