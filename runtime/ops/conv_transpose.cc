@@ -19,14 +19,7 @@ namespace {
 Status infer(InferContext& ctx) {
   const ValueInfo& x = ctx.input(0);
   const ValueInfo& w = ctx.input(1);
-  if (x.dtype != DType::kFloat32 || w.dtype != DType::kFloat32)
-    return ctx.unsupported(std::string("only float tensors are supported, got X ") + dtype_name(x.dtype) + ", W " +
-                           dtype_name(w.dtype));
-  if (w.shape.size() != x.shape.size() || w.shape.size() < 3)
-    return ctx.error("W " + shape_to_string(w.shape) + " must have the rank of X " + shape_to_string(x.shape) +
-                     " (at least 3)");
-  const int64_t group = ctx.node().attr_i("group", 1);
-  if (group < 1) return ctx.error("group must be >= 1, got " + std::to_string(group));
+  TSR_ASSIGN_OR_RETURN(const int64_t group, check_conv_operands(ctx.node(), x.shape, x.dtype, w.shape, w.dtype));
   const int64_t c = x.shape[1];
   if (w.shape[0] != c)
     return ctx.error("X has " + std::to_string(c) + " channels but W " + shape_to_string(w.shape) + " expects " +

@@ -173,4 +173,16 @@ Result<WindowGeometry> conv_transpose_geometry(const Node& node, const Shape& x_
   return g;
 }
 
+Result<int64_t> check_conv_operands(const Node& node, const Shape& x, DType x_dtype, const Shape& w, DType w_dtype) {
+  if (x_dtype != DType::kFloat32 || w_dtype != DType::kFloat32)
+    return unimplemented(node.describe() + ": only float tensors are supported, got X " + dtype_name(x_dtype) + ", W " +
+                         dtype_name(w_dtype));
+  if (w.size() != x.size() || w.size() < 3)
+    return invalid_argument(node.describe() + ": W " + shape_to_string(w) + " must have the rank of X " + shape_to_string(x) +
+                            " (at least 3)");
+  const int64_t group = node.attr_i("group", 1);
+  if (group < 1) return invalid_argument(node.describe() + ": group must be >= 1, got " + std::to_string(group));
+  return group;
+}
+
 }  // namespace tessera

@@ -49,6 +49,10 @@ Result<WindowGeometry> window_geometry(const Node& node, const Shape& x_shape, c
 ///   total = max(0, stride * (in - 1) + output_padding + dk - out)
 /// split as the spec says (SAME_UPPER: begin = total / 2; otherwise begin = total - total / 2).
 /// Here `out` is the output size and `in` the input size; `pads_*` are the pads of the output.
+/// The checks Conv and ConvTranspose share: X and W float, W of X's rank (>= 3), and a
+/// `group` >= 1, which it returns. Errors name the node.
+Result<int64_t> check_conv_operands(const Node& node, const Shape& x, DType x_dtype, const Shape& w, DType w_dtype);
+
 Result<WindowGeometry> conv_transpose_geometry(const Node& node, const Shape& x_shape, const Shape& w_shape);
 
 }  // namespace tessera

@@ -28,14 +28,8 @@ Result<std::unique_ptr<Kernel>> make_AveragePool(const CompileContext& ctx) {
         int64_t inside_count = 0;
         SpatialIndex kk{};
         do {
-          int64_t row = 0;
-          bool inside = true;
-          for (int d = 0; d < nd && inside; ++d) {
-            const int64_t p = o[d] * g.strides[d] - g.pads_begin[d] + kk[d] * g.dilations[d];
-            if (p < 0 || p >= g.in[d]) inside = false;
-            else row = row * g.in[d] + p;
-          }
-          if (inside) {
+          const int64_t row = window_tap(o, kk, g, g.in, nd);
+          if (row >= 0) {
             sum += xp[row];
             ++inside_count;
           }

@@ -99,14 +99,8 @@ Result<std::unique_ptr<Kernel>> make_Conv(const CompileContext& ctx) {
             SpatialIndex kk{};
             int64_t k_lin = 0;
             do {
-              int64_t x_lin = 0;
-              bool inside = true;
-              for (int d = 0; d < nd; ++d) {
-                const int64_t p = o[d] * g.strides[d] - g.pads_begin[d] + kk[d] * g.dilations[d];
-                if (p < 0 || p >= g.in[d]) { inside = false; break; }
-                x_lin = x_lin * g.in[d] + p;
-              }
-              if (inside) acc += static_cast<double>(x_nc[x_lin]) * w_mc[k_lin];
+              const int64_t x_lin = window_tap(o, kk, g, g.in, nd);
+              if (x_lin >= 0) acc += static_cast<double>(x_nc[x_lin]) * w_mc[k_lin];
               ++k_lin;
             } while (next_index(kk, g.kernel, nd));
           }

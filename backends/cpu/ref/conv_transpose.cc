@@ -41,14 +41,8 @@ Result<std::unique_ptr<Kernel>> make_ConvTranspose(const CompileContext& ctx) {
             SpatialIndex kk{};
             int64_t k_lin = 0;
             do {
-              int64_t y_lin = 0;
-              bool inside = true;
-              for (int d = 0; d < nd; ++d) {
-                const int64_t p = i[d] * g.strides[d] - g.pads_begin[d] + kk[d] * g.dilations[d];
-                if (p < 0 || p >= g.out[d]) { inside = false; break; }
-                y_lin = y_lin * g.out[d] + p;
-              }
-              if (inside) y_nm[y_lin] += xv * w_cm[k_lin];
+              const int64_t y_lin = window_tap(i, kk, g, g.out, nd);
+              if (y_lin >= 0) y_nm[y_lin] += xv * w_cm[k_lin];
               ++k_lin;
             } while (next_index(kk, g.kernel, nd));
           } while (next_index(i, g.in, nd));
