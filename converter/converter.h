@@ -7,6 +7,7 @@
 
 #include "tessera/graph.h"
 #include "tessera/status.h"
+#include "tessera/tensor.h"
 
 namespace tessera {
 
@@ -44,6 +45,18 @@ Status optimize_model(Model& model, const ConvertOptions& options, ConvertReport
 /// import_onnx + optimize_model + write_tsr_file (temporary file, then rename).
 Status convert_onnx_file(const std::string& onnx_path, const std::string& tsr_path, const ConvertOptions& options,
                          ConvertReport* report);
+
+/// Reads a serialized ONNX TensorProto (`.pb`, the format of the ONNX test data sets and
+/// onnx_test_runner). Holds any dtype Tessera has, including those .npy lacks (bfloat16,
+/// float8, int4: int4/uint4 are unpacked to one element per byte). External data is read
+/// relative to the file's folder. Errors: kIoError, kInvalidFile (not a TensorProto, bytes
+/// that do not match the shape), kUnimplemented (string or complex dtype).
+Result<Tensor> read_onnx_tensor_file(const std::string& path);
+
+/// Writes `t` as a serialized ONNX TensorProto named `name` (raw_data, little-endian;
+/// int4/uint4 packed two per byte, low nibble first), atomically (temporary file, rename).
+/// Errors: kIoError.
+Status write_onnx_tensor_file(const std::string& path, const Tensor& t, const std::string& name);
 
 /// Number of nodes in `g` and all its subgraphs.
 int count_nodes(const Graph& g);

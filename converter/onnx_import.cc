@@ -16,6 +16,7 @@
 
 #include "converter/converter.h"
 #include "runtime/ops/op_schema.h"
+#include "tessera/tsr_file.h"
 
 namespace tessera {
 
@@ -58,22 +59,37 @@ class Importer {
     if (!numel_r.is_ok()) return invalid_file(what + ": " + numel_r.status().message());
     int64_t numel = numel_r.value();
     const size_t bytes = static_cast<size_t>(numel) * dtype_size(dt);
+    // int4/uint4 are stored packed, two per byte (low nibble first): in raw_data, external
+    // data, and int32_data (one packed byte per entry). Tessera holds one per byte.
+    const bool packed4 = dtype_is_int4(dt);
+    const size_t stored_bytes = packed4 ? static_cast<size_t>((numel + 1) / 2) : bytes;
     // Check what the file really holds before allocating what the dims claim.
     size_t available = 0;
-    if (tp.data_location() == onnx::TensorProto::EXTERNAL) available = bytes;  // checked below
+    if (tp.data_location() == onnx::TensorProto::EXTERNAL) available = stored_bytes;  // checked below
     else if (tp.has_raw_data()) available = tp.raw_data().size();
     else available = static_cast<size_t>(tp.float_data_size() + tp.int32_data_size() + tp.int64_data_size() +
                                          tp.double_data_size() + tp.uint64_data_size()) * dtype_size(dt);
-    if (available < bytes)
-      return invalid_file(what + ": shape " + shape_to_string(shape) + " needs " + std::to_string(bytes) +
+    if (available < stored_bytes)
+      return invalid_file(what + ": shape " + shape_to_string(shape) + " needs " + std::to_string(stored_bytes) +
                           " bytes but the tensor holds " + std::to_string(available));
     auto count_error = [&](size_t got) {
       return invalid_file(what + ": holds " + std::to_string(got) + " values but shape " + shape_to_string(shape) +
-                          " needs " + std::to_string(numel));
+                          " needs " + std::to_string(packed4 ? (numel + 1) / 2 : numel));
+    };
+    TSR_ASSIGN_OR_RETURN(Tensor t, Tensor::allocate(dt, shape));
+    // Unpacks the first stored_bytes bytes of t in place, from the back so that no packed
+    // byte is overwritten before it is read (element i lives in byte i / 2 <= i).
+    auto unpack4 = [&]() {
+      if (!packed4) return;
+      uint8_t* p = t.data_as<uint8_t>();
+      for (int64_t i = numel - 1; i >= 0; --i) {
+        const uint8_t nib = (i % 2 == 0) ? (p[i / 2] & 0x0F) : (p[i / 2] >> 4);
+        p[i] = dt == DType::kInt4 && (nib & 0x8) ? static_cast<uint8_t>(nib | 0xF0) : nib;
+      }
     };
     if (tp.data_location() == onnx::TensorProto::EXTERNAL) {
       std::string location;
-      uint64_t offset = 0, length = bytes;
+      uint64_t offset = 0, length = stored_bytes;
       for (const auto& kv : tp.external_data()) {
         try {
           if (kv.key() == "location") location = kv.value();
@@ -85,7 +101,7 @@ class Importer {
       }
       if (location.empty() || location[0] == '/' || location.find("..") != std::string::npos)
         return invalid_file(what + ": external data location '" + location + "' must be a relative path inside the model's folder");
-      if (length != bytes) return invalid_file(what + ": external data length " + std::to_string(length) + " != " + std::to_string(bytes) + " bytes");
+      if (length != stored_bytes) return invalid_file(what + ": external data length " + std::to_string(length) + " != " + std::to_string(stored_bytes) + " bytes");
       std::string file = dir_ + "/" + location;
       // The real path must be a regular file inside the model's folder (no symlink out of
       // it, no FIFO or device that would block or never end).
@@ -100,28 +116,29 @@ class Importer {
       struct stat st {};
       if (::stat(rf.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
         return invalid_file(what + ": external data '" + file + "' is not a regular file");
-      if (offset > static_cast<uint64_t>(st.st_size) || bytes > static_cast<uint64_t>(st.st_size) - offset)
+      if (offset > static_cast<uint64_t>(st.st_size) || stored_bytes > static_cast<uint64_t>(st.st_size) - offset)
         return invalid_file(what + ": external data file '" + file + "' is shorter than offset + length");
-      TSR_ASSIGN_OR_RETURN(Tensor t, Tensor::allocate(dt, shape));
       std::ifstream f(rf, std::ios::binary);
       if (!f) return io_error(what + ": cannot open external data file '" + file + "'");
       f.seekg(static_cast<std::streamoff>(offset));
-      f.read(static_cast<char*>(t.data()), static_cast<std::streamsize>(bytes));
-      if (!f || static_cast<size_t>(f.gcount()) != bytes)
+      f.read(static_cast<char*>(t.data()), static_cast<std::streamsize>(stored_bytes));
+      if (!f || static_cast<size_t>(f.gcount()) != stored_bytes)
         return invalid_file(what + ": external data file '" + file + "' is shorter than offset + length");
+      unpack4();
       return t;
     }
-    TSR_ASSIGN_OR_RETURN(Tensor t, Tensor::allocate(dt, shape));
     if (tp.has_raw_data()) {
-      if (tp.raw_data().size() != bytes) return invalid_file(what + ": raw_data has " + std::to_string(tp.raw_data().size()) + " bytes, shape needs " + std::to_string(bytes));
-      if (bytes) std::memcpy(t.data(), tp.raw_data().data(), bytes);
+      if (tp.raw_data().size() != stored_bytes) return invalid_file(what + ": raw_data has " + std::to_string(tp.raw_data().size()) + " bytes, shape needs " + std::to_string(stored_bytes));
+      if (stored_bytes) std::memcpy(t.data(), tp.raw_data().data(), stored_bytes);
+      unpack4();
       return t;
     }
     auto copy = [&](const auto& field, auto cast_tag) -> Status {
       using T = decltype(cast_tag);
-      if (static_cast<int64_t>(field.size()) != numel) return count_error(field.size());
+      const int64_t want = packed4 ? (numel + 1) / 2 : numel;
+      if (static_cast<int64_t>(field.size()) != want) return count_error(field.size());
       T* dst = t.data_as<T>();
-      for (int64_t i = 0; i < numel; ++i) dst[i] = static_cast<T>(field.Get(static_cast<int>(i)));
+      for (int64_t i = 0; i < want; ++i) dst[i] = static_cast<T>(field.Get(static_cast<int>(i)));
       return Status::ok();
     };
     switch (dt) {
@@ -135,10 +152,14 @@ class Importer {
         TSR_RETURN_IF_ERROR(copy(tp.int32_data(), uint16_t{})); break;
       case DType::kUInt8: TSR_RETURN_IF_ERROR(copy(tp.int32_data(), uint8_t{})); break;
       case DType::kBool: TSR_RETURN_IF_ERROR(copy(tp.int32_data(), uint8_t{})); break;
+      case DType::kFloat8E4M3FN: case DType::kFloat8E4M3FNUZ: case DType::kFloat8E5M2: case DType::kFloat8E5M2FNUZ:
+      case DType::kUInt4: case DType::kInt4:
+        TSR_RETURN_IF_ERROR(copy(tp.int32_data(), uint8_t{})); break;
       case DType::kUInt32: TSR_RETURN_IF_ERROR(copy(tp.uint64_data(), uint32_t{})); break;
       case DType::kUInt64: TSR_RETURN_IF_ERROR(copy(tp.uint64_data(), uint64_t{})); break;
       default: return unimplemented(what + ": dtype " + dtype_name(dt) + " is not supported");
     }
+    unpack4();
     return t;
   }
 
@@ -425,6 +446,33 @@ Result<std::shared_ptr<Model>> import_onnx(const std::string& path, const Conver
   TSR_RETURN_IF_ERROR(model->graph.validate().with_context(path));
   if (report) report->nodes_in = count_nodes(model->graph);
   return model;
+}
+
+Result<Tensor> read_onnx_tensor_file(const std::string& path) {
+  TSR_ASSIGN_OR_RETURN(std::string bytes, read_file(path));
+  onnx::TensorProto tp;
+  if (!tp.ParseFromString(bytes)) return invalid_file("'" + path + "' is not an ONNX TensorProto (protobuf parsing failed)");
+  Importer im(path, {}, {});
+  return im.tensor(tp, "'" + path + "'");
+}
+
+Status write_onnx_tensor_file(const std::string& path, const Tensor& t, const std::string& name) {
+  onnx::TensorProto tp;
+  tp.set_name(name);
+  tp.set_data_type(static_cast<int32_t>(t.dtype()));
+  for (int64_t d : t.shape()) tp.add_dims(d);
+  const uint8_t* p = static_cast<const uint8_t*>(t.data());
+  if (dtype_is_int4(t.dtype())) {
+    std::string packed(static_cast<size_t>((t.numel() + 1) / 2), '\0');
+    for (int64_t i = 0; i < t.numel(); ++i)
+      packed[static_cast<size_t>(i / 2)] |= static_cast<char>((p[i] & 0x0F) << (i % 2 ? 4 : 0));
+    tp.set_raw_data(packed);
+  } else {
+    tp.set_raw_data(std::string(reinterpret_cast<const char*>(p), t.nbytes()));
+  }
+  std::string out;
+  if (!tp.SerializeToString(&out)) return internal_error("serializing tensor '" + name + "' failed");
+  return write_file_atomic(path, out.data(), out.size());
 }
 
 }  // namespace tessera

@@ -1,7 +1,8 @@
 // tessera: the converter and runner CLI.
 //   tessera convert IN.onnx -o OUT.tsr
 //   tessera inspect FILE.tsr [--json]
-//   tessera run FILE.tsr --input NAME=FILE.npy ... --output-dir DIR [--backend cpu] [--verbose]
+//   tessera run FILE.tsr --input NAME=FILE.npy|FILE.pb ... --output-dir DIR [--output-format npy|pb]
+//                        [--backend cpu] [--verbose]
 //   tessera bench FILE.tsr [--input NAME=FILE.npy ... | --random] --threads N --runs K [--json]
 // Every failure prints "tessera: error: ..." naming the culprit and exits non-zero.
 #include <CLI/CLI.hpp>
@@ -99,7 +100,7 @@ std::string example_dims(const TensorInfo& t) {
 }
 
 struct InputArgs {
-  std::vector<std::string> inputs;  // NAME=FILE.npy
+  std::vector<std::string> inputs;  // NAME=FILE.npy or NAME=FILE.pb (ONNX TensorProto)
   std::vector<std::string> shapes;  // NAME=1x3x224x224 (for --random)
   bool random = false;
   uint32_t seed = 0;
@@ -139,9 +140,10 @@ Result<std::vector<std::pair<std::string, Tensor>>> load_inputs(const Session& s
   }
   for (const std::string& kv : a.inputs) {
     size_t eq = kv.find('=');
-    if (eq == std::string::npos || eq == 0) return invalid_argument("--input '" + kv + "': expected NAME=FILE.npy");
-    std::string name = kv.substr(0, eq);
-    auto t = read_npy(kv.substr(eq + 1));
+    if (eq == std::string::npos || eq == 0) return invalid_argument("--input '" + kv + "': expected NAME=FILE.npy or NAME=FILE.pb");
+    std::string name = kv.substr(0, eq), file = kv.substr(eq + 1);
+    const bool pb = file.size() > 3 && file.compare(file.size() - 3, 3, ".pb") == 0;
+    auto t = pb ? read_onnx_tensor_file(file) : read_npy(file);
     if (!t.is_ok()) return t.status().with_context("--input " + name);
     out.emplace_back(name, std::move(t).value());
   }
@@ -274,8 +276,8 @@ int cmd_inspect(const std::string& path, bool json) {
   return 0;
 }
 
-int cmd_run(const std::string& path, const InputArgs& ia, const std::string& out_dir, const std::string& backend,
-            bool verbose) {
+int cmd_run(const std::string& path, const InputArgs& ia, const std::string& out_dir, const std::string& out_format,
+            const std::string& backend, bool verbose) {
   auto sr = open_session(path, backend, 0);
   if (!sr.is_ok()) return fail(sr.status());
   Session& s = *sr.value();
@@ -299,8 +301,11 @@ int cmd_run(const std::string& path, const InputArgs& ia, const std::string& out
     const Tensor& t = outs.value()[i];
     std::string name = s.outputs()[i].name;
     if (!out_dir.empty()) {
-      std::string file = out_dir + "/" + sanitize(name) + ".npy";
-      Status w = write_npy(file, t);
+      const bool pb = out_format == "pb";
+      std::string file = out_dir + "/" + sanitize(name) + (pb ? ".pb" : ".npy");
+      Status w = pb ? write_onnx_tensor_file(file, t, name) : write_npy(file, t);
+      if (!w.is_ok() && !pb && w.code() == StatusCode::kUnimplemented)
+        w = invalid_argument("output '" + name + "': " + w.message() + "; use --output-format pb (ONNX TensorProto)");
       if (!w.is_ok()) return fail(w);
       std::printf("output %-30s %-20s -> %s\n", name.c_str(), t.describe().c_str(), file.c_str());
     } else {
@@ -351,7 +356,7 @@ int cmd_bench(const std::string& path, const InputArgs& ia, const std::string& b
 }
 
 void add_input_options(CLI::App* c, InputArgs& ia) {
-  c->add_option("--input,-i", ia.inputs, "NAME=FILE.npy, one per model input");
+  c->add_option("--input,-i", ia.inputs, "NAME=FILE.npy or NAME=FILE.pb (ONNX TensorProto), one per model input");
   c->add_option("--shape", ia.shapes, "NAME=DIMS (e.g. x=1x3x224x224) for --random inputs with symbolic dims");
   c->add_flag("--random", ia.random, "fill inputs not given by --input with random values");
   c->add_option("--seed", ia.seed, "seed for --random")->capture_default_str();
@@ -399,13 +404,17 @@ int tessera_main(int argc, char** argv) {
   inspect->add_option("model", insp_path, ".tsr file")->required();
   inspect->add_flag("--json", insp_json, "print one JSON object");
 
-  std::string run_path, run_out, run_backend = "cpu";
+  std::string run_path, run_out, run_format = "npy", run_backend = "cpu";
   bool run_verbose = false;
   InputArgs run_in;
   auto* run = app.add_subcommand("run", "run a .tsr model on .npy inputs and write .npy outputs");
   run->add_option("model", run_path, ".tsr file")->required();
   add_input_options(run, run_in);
-  run->add_option("--output-dir,-o", run_out, "write each output as DIR/<output name>.npy");
+  run->add_option("--output-dir,-o", run_out, "write each output as DIR/<output name>.npy (or .pb)");
+  run->add_option("--output-format", run_format,
+                  "npy, or pb (ONNX TensorProto: also holds bfloat16, float8 and int4, which .npy cannot)")
+      ->check(CLI::IsMember({"npy", "pb"}))
+      ->capture_default_str();
   run->add_option("--backend", run_backend, "backends in order of preference; the CPU is always the fallback")
       ->capture_default_str();
   run->add_flag("--verbose,-v", run_verbose, "print the plan: which node runs where, arena size");
@@ -443,7 +452,7 @@ int tessera_main(int argc, char** argv) {
   }
   if (*inspect) return cmd_inspect(insp_path, insp_json);
   if (*run) {
-    return cmd_run(run_path, run_in, run_out, run_backend, run_verbose);
+    return cmd_run(run_path, run_in, run_out, run_format, run_backend, run_verbose);
   }
   if (*bench) return cmd_bench(bench_path, bench_in, bench_backend, bench_threads, bench_runs, bench_warmup, bench_json);
   return 1;

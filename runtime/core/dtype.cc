@@ -5,7 +5,7 @@ namespace tessera {
 bool dtype_is_valid(int32_t code) {
   switch (code) {
     case 1: case 2: case 3: case 4: case 5: case 6: case 7: case 9: case 10: case 11:
-    case 12: case 13: case 16:
+    case 12: case 13: case 16: case 17: case 18: case 19: case 20: case 21: case 22:
       return true;
     default:
       return false;
@@ -16,6 +16,8 @@ size_t dtype_size(DType t) {
   switch (t) {
     case DType::kFloat32: case DType::kInt32: case DType::kUInt32: return 4;
     case DType::kUInt8: case DType::kInt8: case DType::kBool: return 1;
+    case DType::kFloat8E4M3FN: case DType::kFloat8E4M3FNUZ: case DType::kFloat8E5M2: case DType::kFloat8E5M2FNUZ:
+    case DType::kUInt4: case DType::kInt4: return 1;
     case DType::kUInt16: case DType::kInt16: case DType::kFloat16: case DType::kBFloat16: return 2;
     case DType::kInt64: case DType::kFloat64: case DType::kUInt64: return 8;
     default: return 0;
@@ -39,6 +41,12 @@ const char* dtype_name(DType t) {
     case DType::kUInt32: return "uint32";
     case DType::kUInt64: return "uint64";
     case DType::kBFloat16: return "bfloat16";
+    case DType::kFloat8E4M3FN: return "float8e4m3fn";
+    case DType::kFloat8E4M3FNUZ: return "float8e4m3fnuz";
+    case DType::kFloat8E5M2: return "float8e5m2";
+    case DType::kFloat8E5M2FNUZ: return "float8e5m2fnuz";
+    case DType::kUInt4: return "uint4";
+    case DType::kInt4: return "int4";
   }
   return "unknown";
 }

@@ -1,8 +1,10 @@
-// Cast (ONNX opset 6, 9, 13, 19, 21): converts between the numeric dtypes and bool.
-// Float -> integer truncates toward zero; NaN becomes 0 and out-of-range values saturate
-// (the spec leaves both undefined). Any -> bool is x != 0. `saturate` (opset 19) only
-// concerns float8 types and is ignored. float16 and bfloat16 convert through float with
-// round-to-nearest-even. String and float8/int4 are not supported yet.
+// Cast (ONNX opset 6, 9, 13, 19, 21): converts between the numeric dtypes, bool, float16,
+// bfloat16, the float8 types and int4/uint4. Float -> integer truncates toward zero; NaN
+// becomes 0 and out-of-range values saturate (the spec leaves both undefined). Any -> bool
+// is x != 0. float16, bfloat16 and float8 convert through float with round-to-nearest-even;
+// `saturate` (opset 19, default 1) decides whether out-of-range values become float8's
+// largest value or inf/NaN (tessera/float8.h). To int4/uint4: clip to [-8, 7] / [0, 15],
+// then round half to even (Cast-21). String is not supported.
 #include "runtime/ops/dtype_rules.h"
 #include "runtime/ops/op_schema.h"
 
@@ -17,10 +19,9 @@ Status infer(InferContext& ctx) {
   if (!dtype_is_valid(static_cast<int32_t>(to->i)))
     return ctx.unsupported("Cast to ONNX dtype " + std::to_string(to->i) + " is not supported yet");
   const DType target = static_cast<DType>(to->i);
-  auto castable = [](DType t) { return dtype_is_computable(t) || t == DType::kFloat16 || t == DType::kBFloat16; };
-  if (!castable(target))
+  if (!dtype_is_castable(target))
     return ctx.unsupported(std::string("Cast to ") + dtype_name(target) + " is not supported yet");
-  TSR_RETURN_IF_ERROR(check_input_dtype(ctx, 0, castable, "a numeric dtype, float16, bfloat16 or bool"));
+  TSR_RETURN_IF_ERROR(check_input_dtype(ctx, 0, dtype_is_castable, "a numeric dtype, float16, bfloat16, float8, int4 or bool"));
   ctx.output(0) = {target, ctx.input(0).shape, nullptr};
   return Status::ok();
 }

@@ -1,9 +1,7 @@
 // CastLike (ONNX opset 15, 19, 21): casts input 0 to the dtype of input 1 (`target_type`,
 // whose values are not read), with Cast's conversion rules (runtime/ops/cast.cc): float ->
-// integer truncates, NaN -> 0, out-of-range saturates, any -> bool is x != 0. `saturate`
-// (opset 19) only concerns float8 types and is ignored. float16 and bfloat16 are accepted
-// here and converted by the Cast kernel (which reports them as unimplemented if it cannot);
-// string and float8 are not supported yet.
+// integer truncates, NaN -> 0, out-of-range saturates, any -> bool is x != 0; float16,
+// bfloat16, float8 (with `saturate`, opset 19) and int4 as in Cast. String is not supported.
 #include "runtime/ops/dtype_rules.h"
 #include "runtime/ops/op_schema.h"
 
@@ -11,9 +9,9 @@ namespace tessera {
 
 namespace {
 Status infer(InferContext& ctx) {
-  auto castable = [](DType t) { return dtype_is_computable(t) || t == DType::kFloat16 || t == DType::kBFloat16; };
-  TSR_RETURN_IF_ERROR(check_input_dtype(ctx, 0, castable, "a numeric dtype, float16, bfloat16 or bool"));
-  TSR_RETURN_IF_ERROR(check_input_dtype(ctx, 1, castable, "a numeric dtype, float16, bfloat16 or bool"));
+  const char* want = "a numeric dtype, float16, bfloat16, float8, int4 or bool";
+  TSR_RETURN_IF_ERROR(check_input_dtype(ctx, 0, dtype_is_castable, want));
+  TSR_RETURN_IF_ERROR(check_input_dtype(ctx, 1, dtype_is_castable, want));
   ctx.output(0) = {ctx.input(1).dtype, ctx.input(0).shape, nullptr};
   return Status::ok();
 }

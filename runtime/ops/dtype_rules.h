@@ -20,6 +20,12 @@ inline bool dtype_is_int(DType d) {
 inline bool dtype_is_numeric(DType d) { return dtype_is_float(d) || dtype_is_int(d); }
 /// Float, integer or bool: what the reference kernels can compute on.
 inline bool dtype_is_computable(DType d) { return dtype_is_numeric(d) || d == DType::kBool; }
+/// What Cast and CastLike convert between: the computable dtypes, float16, bfloat16, the
+/// float8 types and int4/uint4.
+inline bool dtype_is_castable(DType d) {
+  return dtype_is_computable(d) || d == DType::kFloat16 || d == DType::kBFloat16 || dtype_is_float8(d) ||
+         dtype_is_int4(d);
+}
 
 /// Checks input `i`'s dtype with `pred`; unimplemented for dtypes Tessera holds but does not
 /// compute on (float16, bfloat16, string), invalid_argument otherwise. `want` names the
@@ -29,7 +35,8 @@ Status check_input_dtype(const InferContext& ctx, size_t i, Pred pred, const cha
   DType d = ctx.input(i).dtype;
   if (pred(d)) return Status::ok();
   std::string msg = "input " + std::to_string(i) + " has dtype " + dtype_name(d) + "; expected " + want;
-  if (d == DType::kFloat16 || d == DType::kBFloat16 || d == DType::kString) return ctx.unsupported(msg);
+  if (d == DType::kFloat16 || d == DType::kBFloat16 || d == DType::kString || dtype_is_float8(d) || dtype_is_int4(d))
+    return ctx.unsupported(msg);
   return ctx.error(msg);
 }
 

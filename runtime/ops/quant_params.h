@@ -29,7 +29,7 @@ struct QuantParamLayout {
 };
 
 /// Resolves the layout for X of `x_shape`, scale of `scale_shape` and (when given) a zero
-/// point of `zp_shape`, from the node's `axis` (opset >= 13, default 1) and `block_size`
+/// point of `zp_shape` (the scale's shape; a scalar and a 1-element 1-D count as the same), from the node's `axis` (opset >= 13, default 1) and `block_size`
 /// (opset >= 21, default 0). Per-tensor: scale has one element (a scalar; opset >= 13 also
 /// a 1-element 1-D). Per-axis (opset >= 13): scale is 1-D of x_shape[axis]. Blocked
 /// (block_size > 0): scale has X's rank, X's dims except dim `axis`, which is
@@ -37,7 +37,16 @@ struct QuantParamLayout {
 inline Result<QuantParamLayout> quant_param_layout(const Node& node, const Shape& x_shape, const Shape& scale_shape,
                                                    const Shape* zp_shape) {
   const std::string who = node.describe() + ": ";
-  if (zp_shape && *zp_shape != scale_shape)
+  auto numel_of = [](const Shape& s) {
+    int64_t n = 1;
+    for (int64_t d : s) n *= d;
+    return n;
+  };
+  // A per-tensor scale and zero point may differ in rank (a scalar and a 1-element 1-D, as
+  // ONNX's own QuantizeLinear-19 tests use).
+  const bool both_per_tensor = zp_shape && zp_shape->size() <= 1 && scale_shape.size() <= 1 &&
+                               numel_of(*zp_shape) == 1 && numel_of(scale_shape) == 1;
+  if (zp_shape && *zp_shape != scale_shape && !both_per_tensor)
     return invalid_argument(who + "zero point " + shape_to_string(*zp_shape) + " must have the shape of the scale " +
                             shape_to_string(scale_shape));
   for (int64_t d : x_shape)
@@ -77,21 +86,6 @@ inline Result<QuantParamLayout> quant_param_layout(const Node& node, const Shape
                             std::to_string(axis) + ", block_size " + std::to_string(block_size) + ")");
   l.kind = QuantParamLayout::kBlocked;
   return l;
-}
-
-/// Names the ONNX element types Tessera cannot hold (float8, int4, ...) for error messages;
-/// nullptr for others.
-inline const char* onnx_exotic_dtype_name(int64_t code) {
-  switch (code) {
-    case 17: return "float8e4m3fn";
-    case 18: return "float8e4m3fnuz";
-    case 19: return "float8e5m2";
-    case 20: return "float8e5m2fnuz";
-    case 21: return "uint4";
-    case 22: return "int4";
-    case 23: return "float4e2m1";
-    default: return nullptr;
-  }
 }
 
 }  // namespace tessera

@@ -69,8 +69,8 @@ TEST(RefQuantizeLinear, Errors) {
   expect_error({"QuantizeLinear", {attr_i("block_size", 2)}, 21}, {&x, &s3}, StatusCode::kInvalidArgument, "blocked");
   Tensor s = make_tensor<float>({}, {1.f}), z2 = make_tensor<int8_t>({1, 1}, {0});
   expect_error({"QuantizeLinear", {}, 13}, {&x, &s, &z2}, StatusCode::kInvalidArgument, "zero point");
-  expect_error({"QuantizeLinear", {attr_i("output_dtype", 17)}, 21}, {&x, &s}, StatusCode::kUnimplemented, "float8e4m3fn");
-  expect_error({"QuantizeLinear", {attr_i("output_dtype", 22)}, 21}, {&x, &s}, StatusCode::kUnimplemented, "int4");
+  expect_error({"QuantizeLinear", {attr_i("output_dtype", 23)}, 21}, {&x, &s}, StatusCode::kUnimplemented, "float4e2m1");
+  expect_error({"QuantizeLinear", {attr_i("output_dtype", 99)}, 21}, {&x, &s}, StatusCode::kInvalidArgument, "99");
   Tensor zf = make_tensor<float>({}, {0.f});
   expect_error({"QuantizeLinear", {}, 13}, {&x, &s, &zf}, StatusCode::kUnimplemented, "output dtype float");
 }

@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "backends/cpu/ref/ref_kernels.h"
+#include "tessera/half.h"
 
 namespace tessera::ref {
 
@@ -23,40 +24,19 @@ Q saturate_round(float v) {
   return static_cast<Q>(r);
 }
 
-/// IEEE 754 binary16 bits to float.
-inline float half_to_float(uint16_t h) {
-  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
-  const uint32_t exp = (h >> 10) & 0x1Fu, mant = h & 0x3FFu;
-  uint32_t bits;
-  if (exp == 0) {
-    if (mant == 0) {
-      bits = sign;
-    } else {  // subnormal: value = mant * 2^-24
-      const float f = static_cast<float>(mant) * (1.0f / 16777216.0f);
-      std::memcpy(&bits, &f, 4);
-      bits |= sign;
-    }
-  } else if (exp == 31) {
-    bits = sign | 0x7F800000u | (mant << 13);
-  } else {
-    bits = sign | ((exp + 112u) << 23) | (mant << 13);
-  }
-  float out;
-  std::memcpy(&out, &bits, 4);
-  return out;
-}
-
-/// Element `i` of a float32 or float16 tensor as a float.
+/// Element `i` of a float32, float16 or bfloat16 tensor as a float.
 inline float scale_at(const Tensor& t, int64_t i) {
   if (t.dtype() == DType::kFloat16) return half_to_float(t.data_as<uint16_t>()[i]);
+  if (t.dtype() == DType::kBFloat16) return bfloat16_to_float(t.data_as<uint16_t>()[i]);
   return t.data_as<float>()[i];
 }
 
-/// Element `i` of an integer tensor (int8/uint8/int16/uint16/int32) as an int64.
+/// Element `i` of an integer tensor (int4/uint4/int8/uint8/int16/uint16/int32/int64) as an
+/// int64 (int4/uint4 are held one per byte).
 inline int64_t int_at(const Tensor& t, int64_t i) {
   switch (t.dtype()) {
-    case DType::kInt8: return t.data_as<int8_t>()[i];
-    case DType::kUInt8: return t.data_as<uint8_t>()[i];
+    case DType::kInt8: case DType::kInt4: return t.data_as<int8_t>()[i];
+    case DType::kUInt8: case DType::kUInt4: return t.data_as<uint8_t>()[i];
     case DType::kInt16: return t.data_as<int16_t>()[i];
     case DType::kUInt16: return t.data_as<uint16_t>()[i];
     case DType::kInt32: return t.data_as<int32_t>()[i];

@@ -24,6 +24,16 @@ enum class DType : int32_t {
   kUInt32 = 12,
   kUInt64 = 13,
   kBFloat16 = 16,
+  // 8-bit floats (tessera/float8.h), one raw byte per element.
+  kFloat8E4M3FN = 17,
+  kFloat8E4M3FNUZ = 18,
+  kFloat8E5M2 = 19,
+  kFloat8E5M2FNUZ = 20,
+  // 4-bit integers. In memory and in .tsr files one element per byte (uint4: 0..15 in a
+  // uint8; int4: -8..7 sign-extended in an int8), not packed two per byte as ONNX's
+  // TensorProto stores them; the converter and the CLI's .pb reader/writer (un)pack.
+  kUInt4 = 21,
+  kInt4 = 22,
 };
 
 /// True for the codes above that Tessera can hold in a tensor (not string/complex).
@@ -32,6 +42,10 @@ bool dtype_is_valid(int32_t code);
 size_t dtype_size(DType t);
 /// ONNX name: "float", "int64", "bool", ...
 const char* dtype_name(DType t);
+/// True for the four float8 types.
+inline bool dtype_is_float8(DType t) { return t >= DType::kFloat8E4M3FN && t <= DType::kFloat8E5M2FNUZ; }
+/// True for int4 and uint4.
+inline bool dtype_is_int4(DType t) { return t == DType::kUInt4 || t == DType::kInt4; }
 
 /// Maps a C++ element type to its DType: dtype_of<float>() == DType::kFloat32.
 template <typename T> constexpr DType dtype_of();
