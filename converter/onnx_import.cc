@@ -1,5 +1,6 @@
 // ONNX import through ONNX's own C++ library (protobuf types, shape inference).
 // Opsets 7 and up of the default domain; initializers, Constant nodes and external data.
+#include <onnx/defs/schema.h>
 #include <onnx/onnx_pb.h>
 
 #include <sys/stat.h>
@@ -396,6 +397,31 @@ int count_nodes(const Graph& g) {
   return n;
 }
 
+/// For a model of default-domain opset `opset` < 7: an error naming every op (in `g` and its
+/// subgraphs) whose ONNX schema changed between `opset` and 7, or an op ONNX does not know.
+static Status check_pre7_ops(const onnx::GraphProto& g, int opset) {
+  std::set<std::string> changed;
+  std::function<void(const onnx::GraphProto&)> walk = [&](const onnx::GraphProto& gp) {
+    for (const auto& n : gp.node()) {
+      if (!n.domain().empty() && n.domain() != "ai.onnx") continue;
+      const onnx::OpSchema* old_s = onnx::OpSchemaRegistry::Schema(n.op_type(), opset, "");
+      const onnx::OpSchema* s7 = onnx::OpSchemaRegistry::Schema(n.op_type(), 7, "");
+      if (!old_s || !s7 || old_s->since_version() != s7->since_version())
+        changed.insert(n.op_type() + (old_s ? " (version " + std::to_string(old_s->since_version()) + ")" : " (unknown)"));
+      for (const auto& a : n.attribute()) {
+        if (a.has_g()) walk(a.g());
+        for (const auto& sg : a.graphs()) walk(sg);
+      }
+    }
+  };
+  walk(g);
+  if (changed.empty()) return Status::ok();
+  std::string list;
+  for (const auto& c : changed) list += (list.empty() ? "" : ", ") + c;
+  return unimplemented("uses opset " + std::to_string(opset) + ", and these ops changed before opset 7, the oldest " +
+                       "Tessera implements: " + list);
+}
+
 Result<std::shared_ptr<Model>> import_onnx(const std::string& path, const ConvertOptions& options, ConvertReport* report) {
   TSR_ASSIGN_OR_RETURN(std::string bytes, read_file(path));
   onnx::ModelProto mp;
@@ -416,7 +442,13 @@ Result<std::shared_ptr<Model>> import_onnx(const std::string& path, const Conver
         return invalid_file("'" + path + "' uses ONNX ops but does not import the ONNX default domain (opset_import)");
     opsets[""] = 7;  // no default-domain node: the version does not matter
   }
-  if (opsets[""] < 7) return unimplemented("'" + path + "' uses opset " + std::to_string(opsets[""]) + "; Tessera supports opset 7 and up");
+  if (opsets[""] < 7) {
+    // Tessera implements the default domain from opset 7. An older model is accepted when
+    // every op it uses has the same ONNX schema version at its opset as at opset 7 (the op
+    // did not change in between); its nodes are then read as opset-7 nodes.
+    TSR_RETURN_IF_ERROR(check_pre7_ops(mp.graph(), static_cast<int>(opsets[""])).with_context(path));
+    opsets[""] = 7;
+  }
   model->meta.ir_version = mp.ir_version();
   model->meta.producer_name = "tessera-converter";
   model->meta.producer_version = "0.1.0";

@@ -12,6 +12,11 @@ Cases:
   external_data     weights in an external data file next to the model.
   if_runtime_cond   If with a condition that is a graph input: both branches, per run.
   opset7            an opset-7 model (Unsqueeze/Squeeze with axes attributes, Upsample-free).
+  opset1            an opset-1 model runs when its ops did not change before opset 7 (Not,
+                    compared with numpy); one using an op that did (Add) is refused, naming it.
+  pb_io             inputs and outputs as ONNX TensorProto (.pb) files: bfloat16 and int4, which
+                    .npy cannot hold, through Cast; .npy output of them is refused, naming
+                    --output-format.
   unsupported_op    an op Tessera does not know: the error names the op, node and opset,
                     and no .tsr is left behind.
   wrong_rank_input  running with an input of the wrong rank names the input.
@@ -175,16 +180,79 @@ def case_opset7(args):
     convert_run_compare(args, m, {"x": rnd(4, 3)})
 
 
+def case_opset1(args):
+    x = np.array([[True, False, True], [False, False, True]])
+    m = model_of([helper.make_node("Not", ["x"], ["y"])], [helper.make_tensor_value_info("x", TensorProto.BOOL, [2, 3])],
+                 [helper.make_tensor_value_info("y", TensorProto.BOOL, [2, 3])], {}, opset=1)
+    m.ir_version = 3
+    w = args.work_dir
+    onnx.save(m, os.path.join(w, "not.onnx"))
+    sh([args.tessera, "convert", os.path.join(w, "not.onnx"), "-o", os.path.join(w, "not.tsr")])
+    sh([args.tessera, "run", os.path.join(w, "not.tsr"), "--input", f"x={save_npy(os.path.join(w, 'x.npy'), x)}",
+        "--output-dir", os.path.join(w, "out")])
+    got = np.load(os.path.join(w, "out", "y.npy"))
+    if not np.array_equal(got, np.logical_not(x)):
+        raise Failure(f"Not at opset 1: got {got}")
+    m = model_of([helper.make_node("Add", ["a", "a"], ["y"])], [helper.make_tensor_value_info("a", TensorProto.FLOAT, [2])],
+                 [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])], {}, opset=1)
+    m.ir_version = 3
+    onnx.save(m, os.path.join(w, "add.onnx"))
+    out = sh([args.tessera, "convert", os.path.join(w, "add.onnx"), "-o", os.path.join(w, "add.tsr")], expect_ok=False)
+    for must in ("Add", "opset 1"):
+        if must not in out:
+            raise Failure(f"the error does not name {must!r}")
+
+
+def case_pb_io(args):
+    w = args.work_dir
+    x = np.array([[-9.0, -2.5, 0.5], [1.5, 3.25, 100.0]], dtype=np.float32)
+    nodes = [helper.make_node("Cast", ["x"], ["b"], to=TensorProto.BFLOAT16),
+             helper.make_node("Cast", ["x"], ["i"], to=TensorProto.INT4),
+             helper.make_node("Cast", ["b"], ["y"], to=TensorProto.FLOAT)]
+    m = model_of(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+                 [helper.make_tensor_value_info("b", TensorProto.BFLOAT16, [2, 3]),
+                  helper.make_tensor_value_info("i", TensorProto.INT4, [2, 3]),
+                  helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])], {}, opset=21)
+    m.ir_version = 10
+    onnx.save(m, os.path.join(w, "m.onnx"))
+    tsr = os.path.join(w, "m.tsr")
+    sh([args.tessera, "convert", os.path.join(w, "m.onnx"), "-o", tsr])
+    xpb = os.path.join(w, "x.pb")
+    with open(xpb, "wb") as f:
+        f.write(numpy_helper.from_array(x, "x").SerializeToString())
+    sh([args.tessera, "run", tsr, "--input", f"x={xpb}", "--output-dir", os.path.join(w, "out"), "--output-format", "pb"])
+    b = onnx.load_tensor(os.path.join(w, "out", "b.pb"))
+    bits = np.frombuffer(b.raw_data, dtype=np.uint16)
+    # bfloat16 of each value by round-to-nearest-even on the float32 bits
+    u = x.view(np.uint32).ravel()
+    want_bits = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+    if b.data_type != TensorProto.BFLOAT16 or not np.array_equal(bits, want_bits):
+        raise Failure(f"bfloat16 output: type {b.data_type}, bits {bits} != {want_bits}")
+    i = onnx.load_tensor(os.path.join(w, "out", "i.pb"))
+    packed = np.frombuffer(i.raw_data, dtype=np.uint8)
+    nib = np.stack([packed & 0x0F, packed >> 4], axis=1).ravel()[:6].astype(np.int16)
+    vals = np.where(nib >= 8, nib - 16, nib)
+    want = np.rint(np.clip(x, -8, 7)).ravel()
+    if i.data_type != TensorProto.INT4 or not np.array_equal(vals, want):
+        raise Failure(f"int4 output: type {i.data_type}, values {vals} != {want}")
+    y = numpy_helper.to_array(onnx.load_tensor(os.path.join(w, "out", "y.pb")))
+    if not np.array_equal(y.ravel(), (want_bits.astype(np.uint32) << 16).view(np.float32)):
+        raise Failure(f"float output {y}")
+    out = sh([args.tessera, "run", tsr, "--input", f"x={xpb}", "--output-dir", os.path.join(w, "out2")], expect_ok=False)
+    if "--output-format pb" not in out:
+        raise Failure("writing bfloat16 as .npy does not point to --output-format pb")
+
+
 def case_unsupported_op(args):
     nodes = [helper.make_node("Relu", ["x"], ["r"]),
-             helper.make_node("NonMaxSuppression", ["r", "r"], ["y"], name="my_nms")]
+             helper.make_node("Frobnicate", ["r", "r"], ["y"], name="my_nms")]
     m = model_of(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 4])],
                  [helper.make_tensor_value_info("y", TensorProto.INT64, None)], {})
     path = os.path.join(args.work_dir, "model.onnx")
     onnx.save(m, path)
     tsr = os.path.join(args.work_dir, "model.tsr")
     out = sh([args.tessera, "convert", path, "-o", tsr], expect_ok=False)
-    for must in ("NonMaxSuppression", "my_nms", "opset 17"):
+    for must in ("Frobnicate", "my_nms", "opset 17"):
         if must not in out:
             raise Failure(f"the error does not name {must!r}")
     if os.path.exists(tsr) or any(f.startswith("model.tsr") for f in os.listdir(args.work_dir)):
