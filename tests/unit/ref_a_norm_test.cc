@@ -1,6 +1,8 @@
 // Reference kernels BatchNormalization, InstanceNormalization, LayerNormalization.
 // Expected values were computed with onnxruntime 1.20 on single-node models fed the same
 // seq() inputs (expression above each table).
+#include <cmath>
+
 #include "ref_a_util.h"
 
 namespace tessera {
@@ -43,10 +45,23 @@ TEST(RefBatchNormalization, Opset7NonSpatial) {
   expect_near(to_vector<float>(out[0]), {0.f, 3.f, 2.f, 5.f});
 }
 
-TEST(RefBatchNormalization, TrainingAndBadShapesAreErrors) {
+TEST(RefBatchNormalization, TrainingModeUsesBatchStatistics) {
+  // X [2, 1, 2] = 1 2 3 4: batch mean 2.5, population variance ((1.5^2 + 0.5^2) * 2) / 4 = 1.25.
+  Tensor x = make_tensor<float>({2, 1, 2}, {1.f, 2.f, 3.f, 4.f});
+  Tensor scale = make_tensor<float>({1}, {2.f}), b = make_tensor<float>({1}, {1.f});
+  Tensor mean = make_tensor<float>({1}, {0.f}), var = make_tensor<float>({1}, {1.f});
+  auto out = run_ok({"BatchNormalization", {attr_i("training_mode", 1), attr_f("epsilon", 0.f), attr_f("momentum", 0.9f)}, 15, 3},
+                    {&x, &scale, &b, &mean, &var});
+  ASSERT_EQ(out.size(), 3u);
+  const float s = 2.f / std::sqrt(1.25f);  // scale / sqrt(var)
+  expect_near(to_vector<float>(out[0]), {-1.5f * s + 1, -0.5f * s + 1, 0.5f * s + 1, 1.5f * s + 1});
+  expect_near(to_vector<float>(out[1]), {0.f * 0.9f + 2.5f * 0.1f});   // running_mean
+  expect_near(to_vector<float>(out[2]), {1.f * 0.9f + 1.25f * 0.1f});  // running_var
+}
+
+TEST(RefBatchNormalization, TrainingOutputsAndBadShapesAreErrors) {
   Tensor x = seq({1, 3, 2}), p = seq({3}), bad = seq({4});
-  expect_error({"BatchNormalization", {attr_i("training_mode", 1)}, 15}, {&x, &p, &p, &p, &p}, StatusCode::kUnimplemented,
-               "training_mode");
+  expect_error({"BatchNormalization", {}, 15, 3}, {&x, &p, &p, &p, &p}, StatusCode::kUnimplemented, "training_mode = 1");
   expect_error({"BatchNormalization", {}, 9, 3}, {&x, &p, &p, &p, &p}, StatusCode::kUnimplemented, "training outputs");
   expect_error({"BatchNormalization", {}, 15}, {&x, &p, &bad, &p, &p}, StatusCode::kInvalidArgument, "B");
   Tensor x1 = seq({3});

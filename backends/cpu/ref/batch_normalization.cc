@@ -1,6 +1,8 @@
-// BatchNormalization reference kernel (ONNX BatchNormalization-7/9/14/15, inference):
+// BatchNormalization reference kernel (ONNX BatchNormalization-7/9/14/15):
 //   Y[n, c, p] = (X[n, c, p] - mean[c]) / sqrt(var[c] + epsilon) * scale[c] + B[c]
-// (with spatial = 0 the parameters are indexed by (c, p) instead of c).
+// (with spatial = 0 the parameters are indexed by (c, p) instead of c). With
+// training_mode = 1, mean and var are the batch's (population variance, in double) and the
+// running statistics are blended with `momentum` (runtime/ops/batch_normalization.cc).
 #include <cmath>
 
 #include "backends/cpu/ref/ref_kernels.h"
@@ -11,6 +13,8 @@ Result<std::unique_ptr<Kernel>> make_BatchNormalization(const CompileContext& ct
   const Shape& xs = ctx.input(0).shape;
   const double epsilon = ctx.node.attr_f("epsilon", 1e-5f);
   const bool spatial = ctx.node.opset < 9 ? ctx.node.attr_i("spatial", 1) != 0 : true;
+  const bool training = ctx.node.opset >= 14 && ctx.node.attr_i("training_mode", 0) != 0;
+  const double momentum = ctx.node.attr_f("momentum", 0.9f);
   const int64_t batch = xs[0], channels = xs[1];
   int64_t size = 1;
   for (size_t i = 2; i < xs.size(); ++i) size *= xs[i];
@@ -21,6 +25,32 @@ Result<std::unique_ptr<Kernel>> make_BatchNormalization(const CompileContext& ct
     const float* mean = k.input(3).data_as<float>();
     const float* var = k.input(4).data_as<float>();
     float* y = k.output(0).data_as<float>();
+    if (training) {
+      const double count = static_cast<double>(batch * size);
+      for (int64_t c = 0; c < channels; ++c) {
+        double sum = 0, sq = 0;
+        for (int64_t n = 0; n < batch; ++n)
+          for (int64_t p = 0; p < size; ++p) sum += x[(n * channels + c) * size + p];
+        const double m = count > 0 ? sum / count : 0.0;
+        for (int64_t n = 0; n < batch; ++n)
+          for (int64_t p = 0; p < size; ++p) {
+            const double d = x[(n * channels + c) * size + p] - m;
+            sq += d * d;
+          }
+        const double v = count > 0 ? sq / count : 0.0;
+        const double inv_std = 1.0 / std::sqrt(v + epsilon);
+        for (int64_t n = 0; n < batch; ++n)
+          for (int64_t p = 0; p < size; ++p) {
+            const int64_t i = (n * channels + c) * size + p;
+            y[i] = static_cast<float>((x[i] - m) * inv_std * scale[c] + b[c]);
+          }
+        if (k.outputs.size() > 1 && k.outputs[1])
+          k.outputs[1]->data_as<float>()[c] = static_cast<float>(mean[c] * momentum + m * (1 - momentum));
+        if (k.outputs.size() > 2 && k.outputs[2])
+          k.outputs[2]->data_as<float>()[c] = static_cast<float>(var[c] * momentum + v * (1 - momentum));
+      }
+      return Status::ok();
+    }
     for (int64_t n = 0; n < batch; ++n) {
       for (int64_t c = 0; c < channels; ++c) {
         const int64_t base = (n * channels + c) * size;
