@@ -204,8 +204,16 @@ class Importer {
       if (init_names.count(vi.name())) continue;  // IR < 4: initializers listed as inputs
       Value v;
       v.name = vi.name();
-      if (!value_type(vi, v)) return unimplemented("graph input '" + vi.name() + "' is not a tensor (sequences, maps and optionals are not supported)");
-      if (v.dtype == DType::kUndefined) return unimplemented("graph input '" + vi.name() + "' has an unsupported element type");
+      // A subgraph input may leave its type out (ONNX IR: the type of a nested graph's input
+      // can come from its context; ONNX's own function expansion of Range does so for a
+      // Loop body). It stays kUndefined here and the planner gives it the dtype and shape of
+      // the value the Loop or Scan passes in.
+      const bool untyped = depth > 0 && (!vi.has_type() || vi.type().value_case() == onnx::TypeProto::VALUE_NOT_SET);
+      if (!untyped) {
+        if (!value_type(vi, v))
+          return unimplemented("graph input '" + vi.name() + "' is not a tensor (sequences, maps and optionals are not supported)");
+        if (v.dtype == DType::kUndefined) return unimplemented("graph input '" + vi.name() + "' has an unsupported element type");
+      }
       if (g.find_value(v.name) >= 0) return invalid_file("graph input '" + v.name + "' is listed twice");
       g.inputs.push_back(g.add_value(std::move(v)));
     }

@@ -1,6 +1,7 @@
 // The executor: binds the run's bytes to the plan's views and runs the steps in order.
 // It allocates nothing: views and kernel contexts were built by the planner.
 #include <cstring>
+#include <string>
 
 #include "runtime/plan/plan.h"
 
@@ -17,6 +18,113 @@ void* home_of(const Plan& plan, const PlanValue& v, uint8_t* arena, const std::v
     case PlanValue::Home::kArena: return arena + v.offset;
   }
   return nullptr;
+}
+
+/// Runs a Loop or Scan step (see LoopStep): per iteration, points the body's inputs at the
+/// current loop-carried buffers and scan slices, runs the body plan, copies its loop-carried
+/// outputs into the other buffers and its scan outputs into the node's outputs.
+/// Semantics: ONNX Loop-11..21 and Scan-8..21.
+Status run_loop(const Plan& plan, const Step& st, uint8_t* arena) {
+  const LoopStep& ls = *st.loop_step;
+  const Plan& body = *ls.body;
+  auto where = [&] { return st.node->describe(); };  // only on errors: a run allocates nothing
+  uint8_t* scratch = arena + st.scratch_offset;
+  uint8_t* body_arena = scratch + ls.body_arena_offset;
+  auto bytes_of = [&](int id) { return static_cast<uint8_t*>(plan.views[id].data()); };
+  for (size_t i = 0; i < ls.outer_bindings.size(); ++i) ls.outer_scratch[i] = &plan.views[ls.outer_bindings[i]];
+  const size_t n_carried = ls.carried_in.size();
+  const size_t carried_in0 = ls.is_scan ? 0 : 2;   // body inputs: [iteration, cond,] carried..., slices...
+  const size_t carried_out0 = ls.is_scan ? 0 : 1;  // body outputs: [cond,] carried..., scan outputs...
+
+  // One iteration with the loop-carried values in buffer set `p`; leaves them in set 1 - p.
+  auto run_body = [&](int p, int64_t t) -> Status {
+    for (size_t i = 0; i < n_carried; ++i) ls.body_inputs[carried_in0 + i].set_data(scratch + ls.carried_offset[p][i]);
+    Status s = execute_plan(body, body_arena, ls.body_input_ptrs, ls.outer_scratch);
+    if (!s.is_ok()) return s.with_context(where() + " iteration " + std::to_string(t));
+    for (size_t i = 0; i < n_carried; ++i)
+      if (ls.carried_bytes[i])
+        std::memmove(scratch + ls.carried_offset[1 - p][i], body.views[body.outputs[carried_out0 + i]].data(), ls.carried_bytes[i]);
+    return Status::ok();
+  };
+  // Scan output k of iteration t goes to slice t (or length-1-t) of the node's output k.
+  auto write_scan_outputs = [&](int64_t t, int64_t length, int64_t batch_index) {
+    for (size_t k = 0; k < ls.scan_outputs.size(); ++k) {
+      const ScanSlicing& so = ls.scan_outputs[k];
+      if (so.value < 0 || so.inner_bytes == 0) continue;
+      const uint8_t* src = static_cast<const uint8_t*>(body.views[body.outputs[carried_out0 + n_carried + k]].data());
+      uint8_t* dst = bytes_of(so.value) + batch_index * so.batch_stride;
+      const int64_t idx = so.reverse ? length - 1 - t : t;
+      for (int64_t o = 0; o < so.outer; ++o)
+        std::memcpy(dst + (o * length + idx) * so.inner_bytes, src + o * so.inner_bytes, so.inner_bytes);
+    }
+  };
+  auto load_carried = [&](int64_t b) {
+    for (size_t i = 0; i < n_carried; ++i)
+      if (ls.carried_bytes[i])
+        std::memmove(scratch + ls.carried_offset[0][i], bytes_of(ls.carried_in[i]) + b * ls.carried_bytes[i], ls.carried_bytes[i]);
+  };
+  auto store_carried = [&](int p, int64_t b) {
+    for (size_t i = 0; i < n_carried; ++i)
+      if (ls.carried_out[i] >= 0 && ls.carried_bytes[i])
+        std::memmove(bytes_of(ls.carried_out[i]) + b * ls.carried_bytes[i], scratch + ls.carried_offset[p][i], ls.carried_bytes[i]);
+  };
+
+  if (!ls.is_scan) {
+    const bool has_m = ls.trip_count >= 0;
+    const int64_t m = has_m ? plan.views[ls.trip_count].data_as<int64_t>()[0] : -1;
+    if (has_m && m < 0) return invalid_argument(where() + ": the trip count M is " + std::to_string(m) + "; it must not be negative");
+    bool cond = ls.cond >= 0 ? plan.views[ls.cond].data_as<bool>()[0] : true;
+    if (!has_m && ls.cond_fixed && cond)
+      return invalid_argument(where() + ": no trip count M, cond is true and the body's cond output stays true, so the loop "
+                                      "would never end");
+    auto* iter = reinterpret_cast<int64_t*>(scratch + ls.counter_offset);
+    auto* cond_in = reinterpret_cast<bool*>(scratch + ls.counter_offset + 8);
+    ls.body_inputs[0].set_data(iter);
+    ls.body_inputs[1].set_data(cond_in);
+    load_carried(0);
+    int p = 0;
+    int64_t t = 0;
+    for (; (!has_m || t < m) && cond; ++t) {
+      if (ls.planned_trips >= 0 && t >= ls.planned_trips)
+        return internal_error(where() + ": runs more iterations than the " + std::to_string(ls.planned_trips) + " planned");
+      *iter = t;
+      *cond_in = cond;
+      TSR_RETURN_IF_ERROR(run_body(p, t));
+      // Without a cond input the body's cond output is ignored (ONNX Loop: "for" form).
+      if (ls.cond >= 0) cond = body.views[body.outputs[0]].data_as<bool>()[0];
+      write_scan_outputs(t, ls.planned_trips, 0);
+      p = 1 - p;
+    }
+    if (ls.planned_trips >= 0 && t != ls.planned_trips)
+      return internal_error(where() + ": ran " + std::to_string(t) + " iterations; " + std::to_string(ls.planned_trips) + " were planned");
+    store_carried(p, 0);
+    return Status::ok();
+  }
+
+  const int64_t length = ls.scan_length;
+  for (int64_t b = 0; b < ls.batch; ++b) {
+    load_carried(b);
+    int p = 0;
+    for (int64_t t = 0; t < length; ++t) {
+      for (size_t j = 0; j < ls.scan_inputs.size(); ++j) {
+        const ScanSlicing& si = ls.scan_inputs[j];
+        const int64_t idx = si.reverse ? length - 1 - t : t;
+        uint8_t* base = bytes_of(si.value) + b * si.batch_stride;
+        uint8_t* slice = base + idx * si.inner_bytes;
+        if (si.outer != 1) {
+          slice = scratch + si.slice_offset;
+          for (int64_t o = 0; o < si.outer; ++o)
+            std::memcpy(slice + o * si.inner_bytes, base + (o * length + idx) * si.inner_bytes, si.inner_bytes);
+        }
+        ls.body_inputs[n_carried + j].set_data(slice);
+      }
+      TSR_RETURN_IF_ERROR(run_body(p, t));
+      write_scan_outputs(t, length, b);
+      p = 1 - p;
+    }
+    store_carried(p, b);
+  }
+  return Status::ok();
 }
 
 }  // namespace
@@ -39,6 +147,10 @@ Status execute_plan(const Plan& plan, uint8_t* arena, const std::vector<const Te
     if (st.kernel) {
       Status s = st.kernel->run(st.ctx);
       if (!s.is_ok()) return s.with_context(st.node->describe());
+      continue;
+    }
+    if (st.loop_step) {
+      TSR_RETURN_IF_ERROR(run_loop(plan, st, arena));
       continue;
     }
     const IfStep& ifs = *st.if_step;

@@ -45,11 +45,57 @@ struct IfStep {
   mutable std::vector<const Tensor*> outer_scratch;  // reused per run
 };
 
+/// How a Loop or Scan moves one tensor in or out of the body each iteration: the tensor
+/// (per batch element for Scan-8) is [outer..., L, inner...] with L the scan axis; iteration
+/// t reads or writes the slice at position t (L-1-t when reversed).
+struct ScanSlicing {
+  int value = -1;                  // parent plan value id (node input or output); -1: omitted output
+  int64_t outer = 1;               // product of the dims before the scan axis
+  uint64_t inner_bytes = 0;        // bytes of one row: the dims after the scan axis
+  uint64_t batch_stride = 0;       // bytes per batch element (Scan-8), else 0
+  bool reverse = false;
+  uint64_t slice_offset = 0;       // scan inputs with outer > 1: gathered here (in the step's scratch)
+};
+
+/// A Loop (ONNX opset 11..21) or Scan (opset 8..21): the body is planned once as a sub-plan
+/// for the shapes of the first iteration (loop-carried values must keep them) and the
+/// executor runs it once per iteration. Loop-carried (Loop) or state (Scan) values live in
+/// two scratch buffers each, swapped every iteration; scan outputs are written straight into
+/// the node's outputs.
+struct LoopStep {
+  bool is_scan = false;
+  std::unique_ptr<Plan> body;
+  std::vector<int> outer_bindings;   // the parent plan value bound to each body kOuter value
+  /// Loop-carried / state values: node input ids, node output ids (-1: omitted), bytes (per
+  /// batch element), and the offsets of their two buffers in the step's scratch.
+  std::vector<int> carried_in, carried_out;
+  std::vector<uint64_t> carried_bytes;
+  std::vector<uint64_t> carried_offset[2];
+  std::vector<ScanSlicing> scan_inputs;    // Scan only
+  std::vector<ScanSlicing> scan_outputs;   // Loop and Scan
+  // Loop: plan value ids of M and cond (-1: omitted); the trip count settled at plan time
+  // when the node has scan outputs (-1: decided by the run); whether the body's cond output
+  // always equals its cond input (or is constant true), so a run without M never ends.
+  int trip_count = -1;
+  int cond = -1;
+  int64_t planned_trips = -1;
+  bool cond_fixed = false;
+  uint64_t counter_offset = 0;             // Loop: int64 iteration number, then the bool cond
+  // Scan: batch elements (Scan-8's leading axis, else 1) and iterations per batch element.
+  int64_t batch = 1;
+  int64_t scan_length = 0;
+  uint64_t body_arena_offset = 0;          // the body's arena, in the step's scratch
+  mutable std::vector<Tensor> body_inputs;           // views re-pointed every iteration
+  mutable std::vector<const Tensor*> body_input_ptrs;
+  mutable std::vector<const Tensor*> outer_scratch;  // reused per run
+};
+
 struct Step {
   const Node* node = nullptr;
   std::string backend;                  // the backend that runs it ("cpu")
   std::unique_ptr<Kernel> kernel;       // kernel ops
-  std::unique_ptr<IfStep> if_step;      // control flow
+  std::unique_ptr<IfStep> if_step;      // control flow: If
+  std::unique_ptr<LoopStep> loop_step;  // control flow: Loop, Scan
   std::vector<int> inputs;              // plan value ids; -1 = omitted optional input
   std::vector<int> outputs;             // plan value ids; -1 = omitted optional output
   uint64_t scratch_offset = 0;

@@ -26,8 +26,11 @@ class Planner {
       : opt_(opt), plan_(plan), parent_(parent), parent_scope_(parent_scope), outer_bindings_(outer_bindings),
         depth_(depth) {}
 
+  /// Plans the graph inputs for these shapes. `dtypes`, if given, are the dtypes the inputs
+  /// get (a Loop or Scan body's inputs take them from the node's inputs; an input declared
+  /// without a type, as in ONNX's own expansion of Range, takes the given one).
   Status plan_inputs(const Graph& g, const std::vector<Shape>& shapes, Scope& scope,
-                     const std::vector<const Tensor*>* values) {
+                     const std::vector<const Tensor*>* values, const std::vector<DType>* dtypes = nullptr) {
     if (shapes.size() != g.inputs.size())
       return invalid_argument("the model has " + std::to_string(g.inputs.size()) + " inputs; " +
                               std::to_string(shapes.size()) + " shapes were given");
@@ -54,11 +57,18 @@ class Planner {
         }
       }
       TSR_RETURN_IF_ERROR(shape_numel(s).status().with_context("input '" + v.name + "'"));
-      if (dtype_size(v.dtype) == 0)
-        return unimplemented("input '" + v.name + "' has unsupported dtype " + dtype_name(v.dtype));
+      DType dtype = v.dtype;
+      if (dtypes) {
+        if (dtype != DType::kUndefined && dtype != (*dtypes)[i])
+          return invalid_argument("input '" + v.name + "' is declared " + dtype_name(dtype) + " but is given " +
+                                  dtype_name((*dtypes)[i]));
+        dtype = (*dtypes)[i];
+      }
+      if (dtype_size(dtype) == 0)
+        return unimplemented("input '" + v.name + "' has unsupported dtype " + dtype_name(dtype));
       PlanValue pv;
       pv.name = v.name;
-      pv.dtype = v.dtype;
+      pv.dtype = dtype;
       pv.shape = s;
       pv.home = PlanValue::Home::kInput;
       pv.index = static_cast<int>(i);
@@ -152,7 +162,11 @@ class Planner {
       TSR_ASSIGN_OR_RETURN(int id, lookup(g.values[i].name, scope));
       in_ids.push_back(id);
     }
-    if ((n.domain.empty() || n.domain == "ai.onnx") && n.op_type == "If") return plan_if(g, n, scope, in_ids);
+    if (n.domain.empty() || n.domain == "ai.onnx") {
+      if (n.op_type == "If") return plan_if(g, n, scope, in_ids);
+      if (n.op_type == "Loop") return plan_loop(g, n, scope, in_ids);
+      if (n.op_type == "Scan") return plan_scan(g, n, scope, in_ids);
+    }
 
     const OpSchema* schema = find_op_schema(n.domain, n.op_type);
     if (!schema)
@@ -336,6 +350,503 @@ class Planner {
     return Status::ok();
   }
 
+  // ---- Loop and Scan ----
+
+  struct BodyPlan {
+    std::unique_ptr<Plan> plan;
+    std::vector<int> bindings;  // the plan value of this plan bound to each body kOuter value
+  };
+
+  /// Plans a Loop or Scan body as a sub-plan for these input dtypes and shapes; with
+  /// `values` (plan-time evaluation) the inputs are constants.
+  Result<BodyPlan> plan_body(const Node& n, const Graph& body, Scope& scope, const std::vector<DType>& dtypes,
+                             const std::vector<Shape>& shapes, const std::vector<const Tensor*>* values) {
+    if (body.inputs.size() != shapes.size())
+      return internal_error(n.describe() + ": body input count was not checked");
+    BodyPlan bp;
+    bp.plan = std::make_unique<Plan>();
+    Planner sub(opt_, *bp.plan, this, &scope, &bp.bindings, depth_ + 1);
+    Scope root;
+    Status s = sub.plan_inputs(body, shapes, root, values, &dtypes);
+    if (s.is_ok()) s = sub.plan_nodes(body, root);
+    if (s.is_ok()) s = sub.plan_outputs(body, root);
+    if (s.is_ok()) s = sub.finish();
+    if (!s.is_ok()) return s.with_context(n.describe() + " body '" + body.name + "'");
+    return bp;
+  }
+
+  /// The body attribute of a Loop or Scan, with its input and output counts checked.
+  Result<const Graph*> body_of(const Node& n, size_t want_inputs, size_t want_outputs, const std::string& layout) {
+    const Attribute* a = n.find_attr("body");
+    if (!a || a->type != AttrType::kGraph || !a->g)
+      return invalid_argument(n.describe() + ": " + n.op_type + " needs the graph attribute 'body'");
+    const Graph& body = *a->g;
+    if (body.inputs.size() != want_inputs || body.outputs.size() != want_outputs)
+      return invalid_argument(n.describe() + ": body '" + body.name + "' takes " + std::to_string(body.inputs.size()) +
+                              " inputs and gives " + std::to_string(body.outputs.size()) + " outputs; this node needs " +
+                              std::to_string(want_inputs) + " and " + std::to_string(want_outputs) + " (" + layout + ")");
+    if (depth_ > 16) return invalid_argument(n.describe() + ": control flow nested too deeply");
+    return &body;
+  }
+
+  /// Bytes of plan value `id`.
+  uint64_t value_bytes(int id) const {
+    const PlanValue& v = plan_.values[id];
+    return static_cast<uint64_t>(shape_numel(v.shape).value()) * dtype_size(v.dtype);
+  }
+
+  /// Adds an arena value for output `i` of `n` and returns its id (-1 for an omitted output).
+  int add_output(const Graph& g, const Node& n, size_t i, DType dtype, const Shape& shape, Scope& scope) {
+    if (n.outputs[i] < 0) return -1;
+    PlanValue pv;
+    pv.name = g.values[n.outputs[i]].name;
+    pv.dtype = dtype;
+    pv.shape = shape;
+    pv.bytes = static_cast<uint64_t>(shape_numel(shape).value()) * dtype_size(dtype);
+    int id = add_value(std::move(pv));
+    scope.names[plan_.values[id].name] = id;
+    return id;
+  }
+
+  /// Finishes a Loop/Scan step: the body's input views and the placement lines.
+  void push_loop_step(const Node& n, Step step, BodyPlan bp, const std::string& how) {
+    LoopStep& ls = *step.loop_step;
+    ls.body = std::move(bp.plan);
+    ls.outer_bindings = std::move(bp.bindings);
+    for (int id : ls.body->inputs) {
+      const PlanValue& v = ls.body->values[id];
+      ls.body_inputs.push_back(Tensor::wrap(v.dtype, v.shape, nullptr));
+    }
+    for (const Tensor& t : ls.body_inputs) ls.body_input_ptrs.push_back(&t);
+    plan_.placements.push_back(std::string(depth_ * 2, ' ') + n.describe() + " -> executor (" + how + ")");
+    for (const auto& line : ls.body->placements) plan_.placements.push_back(line);
+    plan_.steps.push_back(std::move(step));
+  }
+
+  /// Most iterations of a Loop run at plan time (when all its inputs are known then).
+  static constexpr int64_t kMaxFoldTrips = 4096;
+
+  /// Runs a Loop whose inputs are all known at plan time, now, planning the body again
+  /// every iteration (so loop-carried values may change shape between iterations). Leaves
+  /// *folded false, computing nothing, when the body reads a value known only at run time,
+  /// the loop runs more than kMaxFoldTrips iterations, or it runs none and has scan outputs
+  /// (whose shapes then come from the run-time plan).
+  Status fold_loop(const Graph& g, const Node& n, Scope& scope, const std::vector<int>& in_ids, const Graph& body,
+                   size_t num_carried, size_t num_scan, bool* folded) {
+    *folded = false;
+    const bool has_m = in_ids[0] >= 0, has_cond = in_ids[1] >= 0;
+    const int64_t m = has_m ? plan_.values[in_ids[0]].constant->data_as<int64_t>()[0] : -1;
+    bool cond = has_cond ? plan_.values[in_ids[1]].constant->data_as<bool>()[0] : true;
+    if (has_m && m > kMaxFoldTrips) return Status::ok();
+    std::vector<std::shared_ptr<const Tensor>> state;
+    for (size_t i = 0; i < num_carried; ++i) state.push_back(plan_.values[in_ids[2 + i]].constant);
+    std::vector<std::vector<Tensor>> scans(num_scan);
+    int64_t trips = 0;
+    for (; (!has_m || trips < m) && (!has_cond || cond); ++trips) {
+      if (trips >= kMaxFoldTrips) return Status::ok();
+      TSR_ASSIGN_OR_RETURN(Tensor iter, Tensor::allocate(DType::kInt64, {}));
+      iter.data_as<int64_t>()[0] = trips;
+      TSR_ASSIGN_OR_RETURN(Tensor c, Tensor::allocate(DType::kBool, {}));
+      c.data_as<bool>()[0] = cond;
+      std::vector<const Tensor*> ins = {&iter, &c};
+      for (const auto& t : state) ins.push_back(t.get());
+      std::vector<DType> dtypes;
+      std::vector<Shape> shapes;
+      for (const Tensor* t : ins) {
+        dtypes.push_back(t->dtype());
+        shapes.push_back(t->shape());
+      }
+      const std::string where = n.describe() + " iteration " + std::to_string(trips);
+      TSR_ASSIGN_OR_RETURN(BodyPlan bp, plan_body(n, body, scope, dtypes, shapes, &ins));
+      const Plan& p = *bp.plan;
+      if (!p.outer.empty()) return Status::ok();  // reads a value known only at run time
+      TSR_RETURN_IF_ERROR(check_loop_body(n, p, dtypes, num_carried).with_context("iteration " + std::to_string(trips)));
+      TSR_ASSIGN_OR_RETURN(Tensor arena, Tensor::allocate_uninitialized(DType::kUInt8, {static_cast<int64_t>(p.arena_bytes)}));
+      uint8_t* a = arena.data_as<uint8_t>();
+      TSR_RETURN_IF_ERROR(execute_plan(p, a, ins).with_context(where));
+      cond = plan_value_view(p, p.outputs[0], a, ins).data_as<bool>()[0];
+      std::vector<std::shared_ptr<const Tensor>> next;
+      for (size_t i = 0; i < num_carried; ++i) {
+        TSR_ASSIGN_OR_RETURN(Tensor t, plan_value_view(p, p.outputs[1 + i], a, ins).clone());
+        next.push_back(std::make_shared<const Tensor>(std::move(t)));
+      }
+      for (size_t k = 0; k < num_scan; ++k) {
+        TSR_ASSIGN_OR_RETURN(Tensor t, plan_value_view(p, p.outputs[1 + num_carried + k], a, ins).clone());
+        if (!scans[k].empty() && (t.dtype() != scans[k][0].dtype() || t.shape() != scans[k][0].shape()))
+          return invalid_argument(where + ": scan output " + std::to_string(k) + " is " + t.describe() +
+                                  " but was " + scans[k][0].describe() + " in iteration 0; scan outputs must keep their shape");
+        scans[k].push_back(std::move(t));
+      }
+      state = std::move(next);
+    }
+    if (trips == 0 && num_scan > 0) return Status::ok();
+
+    std::vector<std::shared_ptr<const Tensor>> outs = state;
+    for (size_t k = 0; k < num_scan; ++k) {
+      Shape shape = scans[k][0].shape();
+      shape.insert(shape.begin(), trips);
+      TSR_ASSIGN_OR_RETURN(Tensor t, Tensor::allocate_uninitialized(scans[k][0].dtype(), shape));
+      uint8_t* dst = t.data_as<uint8_t>();
+      for (const Tensor& part : scans[k]) {
+        if (part.nbytes()) std::memcpy(dst, part.data(), part.nbytes());
+        dst += part.nbytes();
+      }
+      outs.push_back(std::make_shared<const Tensor>(std::move(t)));
+    }
+    for (size_t i = 0; i < n.outputs.size(); ++i) {
+      if (n.outputs[i] < 0) continue;
+      PlanValue pv;
+      pv.name = g.values[n.outputs[i]].name;
+      pv.dtype = outs[i]->dtype();
+      pv.shape = outs[i]->shape();
+      pv.home = PlanValue::Home::kConstant;
+      pv.constant = outs[i];
+      std::string name = pv.name;
+      scope.names[name] = add_value(std::move(pv));
+    }
+    ++plan_.folded_nodes;
+    *folded = true;
+    return Status::ok();
+  }
+
+  /// Checks a planned Loop body's outputs: cond a one-element bool, loop-carried values of
+  /// the dtypes they came in with (ONNX Loop: V and the body's outputs share one type).
+  static Status check_loop_body(const Node& n, const Plan& p, const std::vector<DType>& in_dtypes, size_t num_carried) {
+    const PlanValue& c = p.values[p.outputs[0]];
+    if (c.dtype != DType::kBool || shape_numel(c.shape).value() != 1)
+      return invalid_argument(n.describe() + ": the body's first output (cond) must be a bool tensor of one element, got " +
+                              dtype_name(c.dtype) + shape_to_string(c.shape));
+    for (size_t i = 0; i < num_carried; ++i) {
+      const PlanValue& o = p.values[p.outputs[1 + i]];
+      if (o.dtype != in_dtypes[2 + i])
+        return invalid_argument(n.describe() + ": loop-carried value " + std::to_string(i) + " comes in as " +
+                                dtype_name(in_dtypes[2 + i]) + " but the body gives " + dtype_name(o.dtype));
+    }
+    return Status::ok();
+  }
+
+  /// True when the body's cond output is always its cond input (through Identity nodes) or
+  /// constant true: then only M or a false cond input stops the loop.
+  static bool cond_is_fixed(const Plan& p) {
+    int c = p.outputs[0];
+    for (int hops = 0; hops <= static_cast<int>(p.steps.size()); ++hops) {
+      const PlanValue& v = p.values[c];
+      if (v.home == PlanValue::Home::kConstant) return v.constant->data_as<bool>()[0];
+      if (c == p.inputs[1]) return true;
+      const Step* producer = nullptr;
+      for (const Step& st : p.steps)
+        if (!st.outputs.empty() && st.outputs[0] == c) producer = &st;
+      if (!producer || producer->node->op_type != "Identity" || producer->inputs.empty()) return false;
+      c = producer->inputs[0];
+    }
+    return false;
+  }
+
+  /// Loop (ONNX opset 1, 11, 13, 16..21, tensor values only): inputs M (int64, optional),
+  /// cond (bool, optional), N loop-carried values; body (iteration number, cond, N values)
+  /// -> (cond, N values, K scan outputs); outputs the N final values and the K scan outputs
+  /// stacked along a new axis 0.
+  Status plan_loop(const Graph& g, const Node& n, Scope& scope, const std::vector<int>& in_ids) {
+    if (in_ids.size() < 2)
+      return invalid_argument(n.describe() + ": Loop takes M, cond and the loop-carried values; it has " +
+                              std::to_string(in_ids.size()) + " inputs");
+    const size_t num_carried = in_ids.size() - 2;
+    if (n.outputs.size() < num_carried)
+      return invalid_argument(n.describe() + ": Loop has " + std::to_string(num_carried) + " loop-carried inputs but only " +
+                              std::to_string(n.outputs.size()) + " outputs");
+    const size_t num_scan = n.outputs.size() - num_carried;
+    TSR_ASSIGN_OR_RETURN(const Graph* body_ptr,
+                         body_of(n, num_carried + 2, 1 + num_carried + num_scan,
+                                 "inputs: iteration number, cond, " + std::to_string(num_carried) +
+                                     " loop-carried values; outputs: cond, the loop-carried values, " +
+                                     std::to_string(num_scan) + " scan outputs"));
+    const Graph& body = *body_ptr;
+    const bool has_m = in_ids[0] >= 0, has_cond = in_ids[1] >= 0;
+    if (!has_m && !has_cond)
+      return invalid_argument(n.describe() + ": neither the trip count M nor cond is given, so the loop would never end");
+    bool all_const = true;
+    if (has_m) {
+      const PlanValue& m = plan_.values[in_ids[0]];
+      if (m.dtype != DType::kInt64 || shape_numel(m.shape).value() != 1)
+        return invalid_argument(n.describe() + ": the trip count M must be an int64 tensor of one element, got " +
+                                dtype_name(m.dtype) + shape_to_string(m.shape));
+      if (m.home == PlanValue::Home::kConstant && m.constant->data_as<int64_t>()[0] < 0)
+        return invalid_argument(n.describe() + ": the trip count M is " + std::to_string(m.constant->data_as<int64_t>()[0]) +
+                                "; it must not be negative");
+    }
+    if (has_cond) {
+      const PlanValue& c = plan_.values[in_ids[1]];
+      if (c.dtype != DType::kBool || shape_numel(c.shape).value() != 1)
+        return invalid_argument(n.describe() + ": cond must be a bool tensor of one element, got " + dtype_name(c.dtype) +
+                                shape_to_string(c.shape));
+    }
+    for (size_t i = 0; i < in_ids.size(); ++i) {
+      if (i >= 2 && in_ids[i] < 0)
+        return invalid_argument(n.describe() + ": loop-carried input " + std::to_string(i - 2) + " is missing");
+      if (in_ids[i] >= 0 && plan_.values[in_ids[i]].home != PlanValue::Home::kConstant) all_const = false;
+    }
+    if (all_const) {
+      bool folded = false;
+      TSR_RETURN_IF_ERROR(fold_loop(g, n, scope, in_ids, body, num_carried, num_scan, &folded));
+      if (folded) return Status::ok();
+    }
+
+    // Run time: the body planned once for the shapes of the first iteration.
+    std::vector<DType> dtypes = {DType::kInt64, DType::kBool};
+    std::vector<Shape> shapes = {{}, {}};
+    for (size_t i = 0; i < num_carried; ++i) {
+      dtypes.push_back(plan_.values[in_ids[2 + i]].dtype);
+      shapes.push_back(plan_.values[in_ids[2 + i]].shape);
+    }
+    TSR_ASSIGN_OR_RETURN(BodyPlan bp, plan_body(n, body, scope, dtypes, shapes, nullptr));
+    const Plan& p = *bp.plan;
+    TSR_RETURN_IF_ERROR(check_loop_body(n, p, dtypes, num_carried));
+    for (size_t i = 0; i < num_carried; ++i) {
+      const PlanValue& o = p.values[p.outputs[1 + i]];
+      if (o.shape != shapes[2 + i])
+        return unimplemented(n.describe() + ": loop-carried value " + std::to_string(i) + " is " + shape_to_string(shapes[2 + i]) +
+                             " before the body and " + shape_to_string(o.shape) + " after it; a Loop whose loop-carried values " +
+                             "change shape needs all its inputs computable before the run (and at most " +
+                             std::to_string(kMaxFoldTrips) + " iterations)");
+    }
+    auto step = std::make_unique<LoopStep>();
+    LoopStep& ls = *step;
+    ls.trip_count = in_ids[0];
+    ls.cond = in_ids[1];
+    ls.cond_fixed = cond_is_fixed(p);
+    const PlanValue* m = has_m ? &plan_.values[in_ids[0]] : nullptr;
+    const PlanValue* c = has_cond ? &plan_.values[in_ids[1]] : nullptr;
+    const bool m_known = m && m->home == PlanValue::Home::kConstant;
+    const bool c_known = c && c->home == PlanValue::Home::kConstant;
+    if (!has_m && ls.cond_fixed && c_known && c->constant->data_as<bool>()[0])
+      return invalid_argument(n.describe() + ": no trip count M, cond is true and the body's cond output stays true, "
+                                             "so the loop would never end");
+    if (num_scan > 0) {
+      // The length of the scan outputs is the number of iterations: settled here.
+      if (c_known && !c->constant->data_as<bool>()[0]) ls.planned_trips = 0;
+      else if (m_known && (!has_cond || (c_known && ls.cond_fixed))) ls.planned_trips = m->constant->data_as<int64_t>()[0];
+      else
+        return unimplemented(n.describe() + ": the number of iterations must be computable before the run (the Loop has " +
+                             std::to_string(num_scan) + " scan outputs, whose length it is)");
+    }
+
+    Step st;
+    st.node = &n;
+    st.backend = "cpu";
+    st.inputs = in_ids;
+    uint64_t off = align64(p.arena_bytes);
+    for (size_t i = 0; i < num_carried; ++i) {
+      const int id = in_ids[2 + i];
+      ls.carried_in.push_back(id);
+      ls.carried_bytes.push_back(value_bytes(id));
+      for (int b = 0; b < 2; ++b) {
+        ls.carried_offset[b].push_back(off);
+        off += align64(value_bytes(id));
+      }
+      int out = add_output(g, n, i, dtypes[2 + i], shapes[2 + i], scope);
+      ls.carried_out.push_back(out);
+      st.outputs.push_back(out);
+    }
+    ls.counter_offset = off;
+    off += 64;  // int64 iteration number at +0, bool cond at +8
+    for (size_t k = 0; k < num_scan; ++k) {
+      const PlanValue& o = p.values[p.outputs[1 + num_carried + k]];
+      Shape shape = o.shape;
+      shape.insert(shape.begin(), ls.planned_trips);
+      TSR_RETURN_IF_ERROR(shape_numel(shape).status().with_context(n.describe() + " scan output " + std::to_string(k)));
+      ScanSlicing so;
+      so.value = add_output(g, n, num_carried + k, o.dtype, shape, scope);
+      so.inner_bytes = static_cast<uint64_t>(shape_numel(o.shape).value()) * dtype_size(o.dtype);
+      ls.scan_outputs.push_back(so);
+      st.outputs.push_back(so.value);
+    }
+    st.scratch_bytes = off;
+    st.loop_step = std::move(step);
+    push_loop_step(n, std::move(st), std::move(bp), "body run per iteration");
+    return Status::ok();
+  }
+
+  /// Scan (ONNX opset 8, 9, 11, 16..21): N state values and M scan inputs; body (N states,
+  /// M slices) -> (N states, K scan outputs); outputs the N final states and the K scan
+  /// outputs stacked along their scan_output_axes. Opset 8 has a leading batch axis on every
+  /// input and output, scans axis 1, and takes sequence_lens (supported only when every
+  /// sequence is the full length).
+  Status plan_scan(const Graph& g, const Node& n, Scope& scope, const std::vector<int>& in_ids) {
+    const std::string d = n.describe();
+    const Attribute* nsi = n.find_attr("num_scan_inputs");
+    if (!nsi || nsi->type != AttrType::kInt) return invalid_argument(d + ": Scan needs the int attribute num_scan_inputs");
+    const bool v8 = n.opset > 0 && n.opset < 9;
+    const size_t first = v8 ? 1 : 0;  // Scan-8's input 0 is sequence_lens
+    if (in_ids.size() <= first || nsi->i < 1 || nsi->i > static_cast<int64_t>(in_ids.size() - first))
+      return invalid_argument(d + ": num_scan_inputs is " + std::to_string(nsi->i) + "; it must be 1.." +
+                              std::to_string(in_ids.size() > first ? in_ids.size() - first : 0) + " (the node has " +
+                              std::to_string(in_ids.size()) + " inputs)");
+    const size_t num_scan_in = static_cast<size_t>(nsi->i);
+    const size_t num_state = in_ids.size() - first - num_scan_in;
+    if (n.outputs.size() < num_state)
+      return invalid_argument(d + ": Scan has " + std::to_string(num_state) + " state inputs but only " +
+                              std::to_string(n.outputs.size()) + " outputs");
+    const size_t num_scan_out = n.outputs.size() - num_state;
+    TSR_ASSIGN_OR_RETURN(const Graph* body_ptr,
+                         body_of(n, num_state + num_scan_in, num_state + num_scan_out,
+                                 "inputs: " + std::to_string(num_state) + " states, " + std::to_string(num_scan_in) +
+                                     " scan slices; outputs: the states, " + std::to_string(num_scan_out) + " scan outputs"));
+    const Graph& body = *body_ptr;
+    for (size_t i = first; i < in_ids.size(); ++i)
+      if (in_ids[i] < 0) return invalid_argument(d + ": input " + std::to_string(i) + " is missing");
+
+    // Attributes: per scan input and output, a direction (0 forward, 1 reverse) and an axis.
+    auto list = [&](const char* name, size_t count, int64_t lo, int64_t hi) -> Result<std::vector<int64_t>> {
+      const Attribute* a = n.find_attr(name);
+      if (!a) return std::vector<int64_t>(count, 0);
+      if (a->type != AttrType::kInts) return invalid_argument(d + ": attribute '" + name + "' must be a list of ints");
+      if (a->ints.size() != count)
+        return invalid_argument(d + ": attribute '" + name + "' has " + std::to_string(a->ints.size()) + " entries; it needs " +
+                                std::to_string(count));
+      for (int64_t v : a->ints)
+        if (v < lo || v > hi)
+          return invalid_argument(d + ": attribute '" + name + "' has " + std::to_string(v) + "; it must be in [" +
+                                  std::to_string(lo) + ", " + std::to_string(hi) + "]");
+      return a->ints;
+    };
+    std::vector<int64_t> in_dirs, out_dirs, in_axes, out_axes;
+    if (v8) {
+      TSR_ASSIGN_OR_RETURN(in_dirs, list("directions", num_scan_in, 0, 1));
+      out_dirs.assign(num_scan_out, 0);
+      in_axes.assign(num_scan_in, 0);
+      out_axes.assign(num_scan_out, 0);
+    } else {
+      TSR_ASSIGN_OR_RETURN(in_dirs, list("scan_input_directions", num_scan_in, 0, 1));
+      TSR_ASSIGN_OR_RETURN(out_dirs, list("scan_output_directions", num_scan_out, 0, 1));
+      TSR_ASSIGN_OR_RETURN(in_axes, list("scan_input_axes", num_scan_in, INT32_MIN, INT32_MAX));
+      TSR_ASSIGN_OR_RETURN(out_axes, list("scan_output_axes", num_scan_out, INT32_MIN, INT32_MAX));
+    }
+
+    // Per batch element shapes (Scan-8 drops its batch axis).
+    int64_t batch = 1;
+    auto element_shape = [&](int id, size_t min_rank, const std::string& what) -> Result<Shape> {
+      Shape s = plan_.values[id].shape;
+      if (!v8) return s;
+      if (s.size() < min_rank + 1)
+        return invalid_argument(d + ": " + what + " is " + shape_to_string(s) + "; Scan-8 needs a batch axis" +
+                                (min_rank ? " and a sequence axis" : ""));
+      if (s[0] != batch)
+        return invalid_argument(d + ": " + what + " has batch size " + std::to_string(s[0]) + " but input " +
+                                std::to_string(first) + " has " + std::to_string(batch));
+      s.erase(s.begin());
+      return s;
+    };
+    if (v8) batch = plan_.values[in_ids[first]].shape.empty() ? 0 : plan_.values[in_ids[first]].shape[0];
+    std::vector<DType> dtypes;
+    std::vector<Shape> shapes;
+    for (size_t i = 0; i < num_state; ++i) {
+      TSR_ASSIGN_OR_RETURN(Shape s, element_shape(in_ids[first + i], 0, "state input " + std::to_string(i)));
+      dtypes.push_back(plan_.values[in_ids[first + i]].dtype);
+      shapes.push_back(std::move(s));
+    }
+    int64_t length = -1;
+    auto step = std::make_unique<LoopStep>();
+    LoopStep& ls = *step;
+    ls.is_scan = true;
+    std::vector<Shape> scan_in_shapes;
+    for (size_t j = 0; j < num_scan_in; ++j) {
+      const int id = in_ids[first + num_state + j];
+      TSR_ASSIGN_OR_RETURN(Shape s, element_shape(id, 1, "scan input " + std::to_string(j)));
+      if (s.empty()) return invalid_argument(d + ": scan input " + std::to_string(j) + " is a scalar; it needs an axis to scan");
+      TSR_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(in_axes[j], static_cast<int64_t>(s.size()), n));
+      if (length >= 0 && s[axis] != length)
+        return invalid_argument(d + ": scan input " + std::to_string(j) + " has length " + std::to_string(s[axis]) +
+                                " along its scan axis; scan input 0 has " + std::to_string(length));
+      length = s[axis];
+      ScanSlicing si;
+      si.value = id;
+      si.reverse = in_dirs[j] != 0;
+      const uint64_t es = dtype_size(plan_.values[id].dtype);
+      si.inner_bytes = es;
+      for (size_t k = 0; k < s.size(); ++k) {
+        if (static_cast<int64_t>(k) < axis) si.outer *= s[k];
+        if (static_cast<int64_t>(k) > axis) si.inner_bytes *= static_cast<uint64_t>(s[k]);
+      }
+      if (v8) si.batch_stride = static_cast<uint64_t>(shape_numel(s).value()) * es;
+      ls.scan_inputs.push_back(si);
+      dtypes.push_back(plan_.values[id].dtype);
+      s.erase(s.begin() + axis);
+      shapes.push_back(std::move(s));
+    }
+    if (v8 && in_ids[0] >= 0) {
+      const PlanValue& sl = plan_.values[in_ids[0]];
+      bool full = sl.home == PlanValue::Home::kConstant && (sl.dtype == DType::kInt64 || sl.dtype == DType::kInt32) &&
+                  shape_numel(sl.shape).value() == batch;
+      for (int64_t b = 0; full && b < batch; ++b)
+        full = (sl.dtype == DType::kInt64 ? sl.constant->data_as<int64_t>()[b] : sl.constant->data_as<int32_t>()[b]) == length;
+      if (!full)
+        return unimplemented(d + ": sequence_lens must be a constant giving every batch element the full length " +
+                             std::to_string(length) + "; shorter sequences are not supported");
+    }
+    ls.batch = batch;
+    ls.scan_length = length;
+
+    TSR_ASSIGN_OR_RETURN(BodyPlan bp, plan_body(n, body, scope, dtypes, shapes, nullptr));
+    const Plan& p = *bp.plan;
+    Step st;
+    st.node = &n;
+    st.backend = "cpu";
+    st.inputs = in_ids;
+    uint64_t off = align64(p.arena_bytes);
+    for (size_t i = 0; i < num_state; ++i) {
+      const PlanValue& o = p.values[p.outputs[i]];
+      if (o.dtype != dtypes[i])
+        return invalid_argument(d + ": state " + std::to_string(i) + " comes in as " + dtype_name(dtypes[i]) +
+                                " but the body gives " + dtype_name(o.dtype));
+      if (o.shape != shapes[i])
+        return unimplemented(d + ": state " + std::to_string(i) + " is " + shape_to_string(shapes[i]) + " before the body and " +
+                             shape_to_string(o.shape) + " after it; states that change shape are not supported");
+      const int id = in_ids[first + i];
+      ls.carried_in.push_back(id);
+      ls.carried_bytes.push_back(static_cast<uint64_t>(shape_numel(shapes[i]).value()) * dtype_size(dtypes[i]));
+      for (int b = 0; b < 2; ++b) {
+        ls.carried_offset[b].push_back(off);
+        off += align64(ls.carried_bytes.back());
+      }
+      int out = add_output(g, n, i, dtypes[i], plan_.values[id].shape, scope);
+      ls.carried_out.push_back(out);
+      st.outputs.push_back(out);
+    }
+    for (ScanSlicing& si : ls.scan_inputs) {
+      if (si.outer == 1) continue;  // a slice is contiguous: the body reads it in place
+      si.slice_offset = off;
+      off += align64(static_cast<uint64_t>(si.outer) * si.inner_bytes);
+    }
+    for (size_t k = 0; k < num_scan_out; ++k) {
+      const PlanValue& o = p.values[p.outputs[num_state + k]];
+      TSR_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(out_axes[k], static_cast<int64_t>(o.shape.size()) + 1, n));
+      Shape shape = o.shape;
+      shape.insert(shape.begin() + axis, length);
+      ScanSlicing so;
+      so.reverse = out_dirs[k] != 0;
+      so.inner_bytes = dtype_size(o.dtype);
+      for (size_t q = 0; q < o.shape.size(); ++q) {
+        if (static_cast<int64_t>(q) < axis) so.outer *= o.shape[q];
+        else so.inner_bytes *= static_cast<uint64_t>(o.shape[q]);
+      }
+      Result<int64_t> elems = shape_numel(shape);
+      TSR_RETURN_IF_ERROR(elems.status().with_context(d + " scan output " + std::to_string(k)));
+      if (v8) {
+        so.batch_stride = static_cast<uint64_t>(elems.value()) * dtype_size(o.dtype);
+        shape.insert(shape.begin(), batch);
+        TSR_RETURN_IF_ERROR(shape_numel(shape).status().with_context(d + " scan output " + std::to_string(k)));
+      }
+      so.value = add_output(g, n, num_state + k, o.dtype, shape, scope);
+      ls.scan_outputs.push_back(so);
+      st.outputs.push_back(so.value);
+    }
+    st.scratch_bytes = off;
+    st.loop_step = std::move(step);
+    push_loop_step(n, std::move(st), std::move(bp), "body run " + std::to_string(length) + " times" +
+                                                        (v8 ? " per batch element" : ""));
+    return Status::ok();
+  }
+
   const PlanOptions& opt_;
   Plan& plan_;
   Planner* parent_;
@@ -359,6 +870,8 @@ Status Planner::finish() {
     if (st.if_step)
       for (int k = 0; k < 2; ++k)
         for (int id : st.if_step->outer_bindings[k]) use(id);
+    if (st.loop_step)
+      for (int id : st.loop_step->outer_bindings) use(id);
   }
   for (int id : plan_.outputs) last[id] = nsteps;
 
@@ -411,6 +924,7 @@ Status Planner::finish() {
     for (int id : st.outputs) st.ctx.outputs.push_back(id < 0 ? nullptr : &plan_.views[id]);
     if (st.if_step)
       st.if_step->outer_scratch.resize(std::max(st.if_step->outer_bindings[0].size(), st.if_step->outer_bindings[1].size()));
+    if (st.loop_step) st.loop_step->outer_scratch.resize(st.loop_step->outer_bindings.size());
   }
   return Status::ok();
 }
