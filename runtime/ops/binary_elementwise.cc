@@ -1,8 +1,11 @@
 // Broadcasting elementwise ops, numpy-style multidirectional broadcast ("Broadcasting in
 // ONNX"; opset 7+, the pre-7 `broadcast` attribute is not supported):
+// "numeric" below includes float16 and bfloat16, which the kernels compute in float and round
+// back to the input dtype after every binary step (as numpy does on float16 arrays).
 //   Add, Sub, Mul, Div        opset 7, 13, 14: T numeric; integer Div truncates toward zero.
 //   Pow                       opset 7, 12, 13, 15: base T numeric (ints from 12), exponent
-//                             numeric of any dtype; output dtype is the base's.
+//                             numeric of any dtype; output dtype is the base's (float16 and
+//                             bfloat16 not supported yet).
 //   Equal, Less, Greater      opset 7, 11, 13, 19: T numeric (Equal also bool); output bool.
 //   LessOrEqual, GreaterOrEqual opset 12, 16: as Less/Greater.
 //   And, Or, Xor              opset 7: bool in, bool out.
@@ -10,7 +13,7 @@
 //   Where                     opset 9, 16: condition bool, X and Y any same dtype; 3-way.
 //   Max, Min                  opset 8, 12, 13: variadic (1..n), T numeric.
 //   Sum                       opset 8, 13: variadic, T numeric.
-//   Mean                      opset 8, 13: variadic, T float or double.
+//   Mean                      opset 8, 13: variadic, T float, double, float16 or bfloat16.
 //   Mod                       opset 10, 13: T numeric, float16 or bfloat16; fmod=0 (default)
 //                             takes the divisor's sign (Python %), integers only; fmod=1 the
 //                             dividend's (C fmod).
@@ -36,7 +39,7 @@ Result<Shape> broadcast_all(const InferContext& ctx) {
 }
 
 Status infer_arith(InferContext& ctx) {
-  TSR_RETURN_IF_ERROR(check_input_dtype(ctx, 0, dtype_is_numeric, "a numeric dtype"));
+  TSR_RETURN_IF_ERROR(check_input_dtype(ctx, 0, dtype_is_numeric_or_half, "a numeric dtype"));
   TSR_RETURN_IF_ERROR(check_same_dtype(ctx));
   TSR_ASSIGN_OR_RETURN(Shape s, broadcast_all(ctx));
   ctx.output(0) = {ctx.input(0).dtype, s, nullptr};
@@ -44,7 +47,8 @@ Status infer_arith(InferContext& ctx) {
 }
 
 Status infer_mean(InferContext& ctx) {
-  TSR_RETURN_IF_ERROR(check_input_dtype(ctx, 0, dtype_is_float, "float or double"));
+  TSR_RETURN_IF_ERROR(check_input_dtype(
+      ctx, 0, [](DType d) { return dtype_is_float(d) || dtype_is_half(d); }, "float, double, float16 or bfloat16"));
   return infer_arith(ctx);
 }
 
@@ -57,7 +61,7 @@ Status infer_pow(InferContext& ctx) {
 }
 
 Status infer_compare(InferContext& ctx) {
-  TSR_RETURN_IF_ERROR(check_input_dtype(ctx, 0, dtype_is_numeric, "a numeric dtype"));
+  TSR_RETURN_IF_ERROR(check_input_dtype(ctx, 0, dtype_is_numeric_or_half, "a numeric dtype"));
   TSR_RETURN_IF_ERROR(check_same_dtype(ctx));
   TSR_ASSIGN_OR_RETURN(Shape s, broadcast_all(ctx));
   ctx.output(0) = {DType::kBool, s, nullptr};
@@ -65,7 +69,8 @@ Status infer_compare(InferContext& ctx) {
 }
 
 Status infer_equal(InferContext& ctx) {
-  TSR_RETURN_IF_ERROR(check_input_dtype(ctx, 0, dtype_is_computable, "a numeric dtype or bool"));
+  TSR_RETURN_IF_ERROR(check_input_dtype(
+      ctx, 0, [](DType d) { return dtype_is_computable(d) || dtype_is_half(d); }, "a numeric dtype or bool"));
   TSR_RETURN_IF_ERROR(check_same_dtype(ctx));
   TSR_ASSIGN_OR_RETURN(Shape s, broadcast_all(ctx));
   ctx.output(0) = {DType::kBool, s, nullptr};
@@ -81,7 +86,7 @@ Status infer_logic(InferContext& ctx) {
 }
 
 Status infer_prelu(InferContext& ctx) {
-  TSR_RETURN_IF_ERROR(check_input_dtype(ctx, 0, dtype_is_numeric, "a numeric dtype"));
+  TSR_RETURN_IF_ERROR(check_input_dtype(ctx, 0, dtype_is_numeric_or_half, "a numeric dtype"));
   TSR_RETURN_IF_ERROR(check_same_dtype(ctx));
   const Shape& x = ctx.input(0).shape;
   auto r = broadcast_shapes(x, ctx.input(1).shape);

@@ -1,6 +1,8 @@
 // Dtype predicates the section-B schemas (elementwise, shape, reduction ops) use to check
-// their inputs against the ONNX type constraints. Float16/bfloat16 tensors can be held but
-// not computed on yet: schemas report them as unimplemented.
+// their inputs against the ONNX type constraints. Float16/bfloat16 tensors are computed on
+// only by the ops whose schema accepts them explicitly (dtype_is_numeric_or_half: the
+// broadcasting arithmetic and comparison ops, computed through float); other schemas report
+// them as unimplemented.
 #pragma once
 
 #include <string>
@@ -18,6 +20,11 @@ inline bool dtype_is_int(DType d) {
   }
 }
 inline bool dtype_is_numeric(DType d) { return dtype_is_float(d) || dtype_is_int(d); }
+/// float16 or bfloat16 (stored as uint16_t bits; see tessera/half.h).
+inline bool dtype_is_half(DType d) { return d == DType::kFloat16 || d == DType::kBFloat16; }
+/// Numeric, float16 or bfloat16: the dtypes of ONNX's "all numeric types" constraint that
+/// Tessera computes on.
+inline bool dtype_is_numeric_or_half(DType d) { return dtype_is_numeric(d) || dtype_is_half(d); }
 /// Float, integer or bool: what the reference kernels can compute on.
 inline bool dtype_is_computable(DType d) { return dtype_is_numeric(d) || d == DType::kBool; }
 /// What Cast and CastLike convert between: the computable dtypes, float16, bfloat16, the

@@ -6,8 +6,8 @@
 // (half_pixel, half_pixel_symmetric, pytorch_half_pixel, align_corners, asymmetric,
 // tf_half_pixel_for_nn, tf_crop_and_resize), nearest_mode (round_prefer_floor,
 // round_prefer_ceil, floor, ceil), cubic_coeff_a, exclude_outside, extrapolation_value,
-// axes and keep_aspect_ratio_policy (opset 18). antialias = 1 is unimplemented. Linear and
-// cubic interpolate over every dim (separable). float only. See resize_attrs.h.
+// axes, keep_aspect_ratio_policy and antialias (opset 18). Linear and cubic interpolate
+// over every dim (separable). float only. See resize_attrs.h.
 #include "runtime/ops/op_schema.h"
 #include "runtime/ops/resize_attrs.h"
 

@@ -81,7 +81,10 @@ Status parse_modes(const Node& node, ResizeParams& p) {
   if (eo != 0 && eo != 1) return fail(node, "exclude_outside must be 0 or 1");
   p.exclude_outside = eo == 1;
   p.extrapolation_value = node.attr_f("extrapolation_value", 0.f);
-  if (node.attr_i("antialias", 0) != 0) return unimplemented(node.describe() + ": antialias = 1 is not supported");
+  const int64_t aa = node.opset >= 18 ? node.attr_i("antialias", 0) : 0;
+  if (aa != 0 && aa != 1) return fail(node, "antialias must be 0 or 1, got " + std::to_string(aa));
+  // The spec applies the antialiasing filter to linear and cubic only; nearest ignores it.
+  p.antialias = aa == 1 && p.mode != ResizeParams::Mode::kNearest;
   return Status::ok();
 }
 
@@ -182,6 +185,12 @@ Result<ResizeParams> resize_params(const Node& node, const Shape& x_shape, const
     }
   }
   TSR_RETURN_IF_ERROR(finish_sizes(node, p));
+  // The antialias filter has about 2 / scale (linear) or 4 / scale (cubic) taps per output.
+  if (p.antialias)
+    for (size_t i = 0; i < rank; ++i)
+      if (!(static_cast<double>(p.scales[i]) * double{1 << 20} >= 1.0))
+        return unimplemented(node.describe() + ": antialias with scale " + std::to_string(p.scales[i]) + " on dim " +
+                             std::to_string(i) + " would need over 2^21 taps per output");
   return p;
 }
 

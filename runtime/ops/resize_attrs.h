@@ -5,7 +5,8 @@
 // Output sizes (ONNX spec): from scales, out = floor(in * scale) (for tf_crop_and_resize
 // too: ONNX shape inference and onnxruntime do not multiply by the roi extent); from sizes, out = sizes and scale = out / in, or with
 // keep_aspect_ratio_policy not_larger / not_smaller one scale s = min / max over the axes
-// of sizes / in and out = round(s * in). Before opset 11 the coordinate transformation is
+// of sizes / in and out = round(s * in). antialias (opset 18+) applies to linear and cubic
+// only (nearest ignores it, as the spec describes it). Before opset 11 the coordinate transformation is
 // asymmetric and nearest rounds down when upsampling and up when downsampling (as in
 // onnxruntime's "simple" nearest mode).
 #pragma once
@@ -31,6 +32,7 @@ struct ResizeParams {
   float cubic_coeff_a = -0.75f;
   bool exclude_outside = false;
   float extrapolation_value = 0.f;
+  bool antialias = false;        // opset 18+, linear and cubic: filter stretched by 1 / scale when downsampling
   Shape in, out;                 // all dims of X and Y
   std::vector<float> scales;     // per dim (1 for dims not resized)
   std::vector<float> roi_start;  // per dim, in normalized coordinates (tf_crop_and_resize)

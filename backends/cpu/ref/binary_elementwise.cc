@@ -3,6 +3,10 @@
 // LessOrEqual, GreaterOrEqual, And, Or, Xor, PRelu, Where, Max, Min, Sum, Mean, Mod,
 // BitwiseAnd, BitwiseOr, BitwiseXor, BitShift.
 // Each output element i reads input k at broadcast_offset(i, out_shape, in_shape_k).
+// float16 / bfloat16 inputs (the arithmetic and comparison ops) are widened to float, the op
+// is applied in float and the result rounded back to nearest even: for +, -, *, / of two
+// halves this is the correctly rounded half result (float's 24-bit significand is more than
+// 2 * 11 + 2 bits, so the double rounding is harmless), and Max/Min/compare are exact.
 #include <cmath>
 #include <limits>
 #include <type_traits>
@@ -18,6 +22,35 @@ namespace {
 template <typename T>
 constexpr bool kIsBool = std::is_same_v<T, bool>;
 
+/// Widening/narrowing of float16 or bfloat16 elements (raw uint16_t bits) through float.
+struct HalfCodec {
+  bool fp16;  // true: IEEE binary16; false: bfloat16
+  float load(uint16_t v) const { return fp16 ? half_to_float(v) : bfloat16_to_float(v); }
+  uint16_t store(float f) const { return fp16 ? float_to_half(f) : float_to_bfloat16(f); }
+};
+
+bool is_half(DType d) { return d == DType::kFloat16 || d == DType::kBFloat16; }
+
+/// y[i] = op(float(a[ia]), float(b[ib])) for float16/bfloat16 a and b; a float result is
+/// rounded back to the inputs' dtype, a bool result (comparisons) stored as is.
+template <typename Op>
+Status run_half_binary(const Op& op, const Tensor& a, const Tensor& b, Tensor& y) {
+  const HalfCodec h{a.dtype() == DType::kFloat16};
+  const uint16_t* pa = a.data_as<uint16_t>();
+  const uint16_t* pb = b.data_as<uint16_t>();
+  BroadcastIndex ia(y.shape(), a.shape(), a.numel()), ib(y.shape(), b.shape(), b.numel());
+  using R = decltype(op(0.0f, 0.0f));
+  if constexpr (std::is_same_v<R, bool>) {
+    bool* py = y.data_as<bool>();
+    for (int64_t i = 0; i < y.numel(); ++i) py[i] = op(h.load(pa[ia(i)]), h.load(pb[ib(i)]));
+  } else {
+    uint16_t* py = y.data_as<uint16_t>();
+    for (int64_t i = 0; i < y.numel(); ++i)
+      py[i] = h.store(static_cast<float>(op(h.load(pa[ia(i)]), h.load(pb[ib(i)]))));
+  }
+  return Status::ok();
+}
+
 /// y[i] = op(a[ia], b[ib]) with numpy broadcasting; op is a generic callable (T, T) -> R.
 /// `allow_bool` lets bool inputs through (Equal); other ops reject them (the schema does too).
 template <typename Op>
@@ -26,6 +59,7 @@ Result<std::unique_ptr<Kernel>> make_binary(Op op, bool allow_bool = false) {
     const Tensor& a = k.input(0);
     const Tensor& b = k.input(1);
     Tensor& y = k.output(0);
+    if (is_half(a.dtype())) return run_half_binary(op, a, b, y);
     return dispatch_numeric(a.dtype(), [&](auto tag) -> Status {
       using T = decltype(tag);
       if (kIsBool<T> && !allow_bool) return unimplemented("bool inputs are not supported by this op");
@@ -93,6 +127,26 @@ Result<std::unique_ptr<Kernel>> make_variadic(Fold fold) {
     const size_t n = k.inputs.size();
     for (size_t j = 0; j < n; ++j)
       if (!k.has_input(j)) return invalid_argument("variadic input " + std::to_string(j) + " is missing");
+    if (is_half(y.dtype())) {
+      // Each step rounds to the half dtype, as numpy's float16 `a + b + c` and `sum / n` do.
+      const HalfCodec h{y.dtype() == DType::kFloat16};
+      uint16_t* py = y.data_as<uint16_t>();
+      for (int64_t i = 0; i < y.numel(); ++i) {
+        float acc = 0;
+        for (size_t j = 0; j < n; ++j) {
+          const Tensor& x = k.input(j);
+          const int64_t off = x.numel() == 1 ? 0 : x.shape() == y.shape() ? i : broadcast_offset(i, y.shape(), x.shape());
+          const float v = h.load(x.data_as<uint16_t>()[off]);
+          if (j == 0) acc = v;
+          else if (fold == Fold::kMax) acc = max_of(acc, v);
+          else if (fold == Fold::kMin) acc = min_of(acc, v);
+          else acc = h.load(h.store(acc + v));
+        }
+        if (fold == Fold::kMean) acc = acc / static_cast<float>(n);
+        py[i] = h.store(acc);
+      }
+      return Status::ok();
+    }
     return dispatch_numeric(y.dtype(), [&](auto tag) -> Status {
       using T = decltype(tag);
       if constexpr (kIsBool<T>) {
@@ -158,6 +212,7 @@ Result<std::unique_ptr<Kernel>> make_Div(const CompileContext&) {
     const Tensor& a = k.input(0);
     const Tensor& b = k.input(1);
     Tensor& y = k.output(0);
+    if (is_half(a.dtype())) return run_half_binary([](float x, float d) { return x / d; }, a, b, y);
     return dispatch_numeric(a.dtype(), [&](auto tag) -> Status {
       using T = decltype(tag);
       if constexpr (kIsBool<T>) {

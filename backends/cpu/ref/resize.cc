@@ -16,6 +16,13 @@
 // cubic:   taps floor(x) - 1 .. floor(x) + 2 (indices clamped to the edge) with Keys'
 //          weights for A = cubic_coeff_a; exclude_outside zeroes the taps outside the input
 //          and renormalizes the weights to sum 1.
+// antialias (linear and cubic), as the ONNX reference implementation (op_resize.py) does:
+// with s = min(scale, 1), x0 = floor(x) and r = x - x0 (r = 1 and x0 = x - 1 when x is an
+// integer), the taps are x0 + i for i in [i0, 1 - i0] with
+//   linear: i0 = floor(-1 / s) + 1, weight max(0, 1 - |s (i - r)|)
+//   cubic:  i0 = floor(-2 / s) + 1, weight Keys(s (i - r)) (0 beyond |2|),
+// indices clamped to the edge, weights normalized to sum 1 (after exclude_outside zeroes
+// the taps outside the input). The filter widens by 1 / s when downsampling.
 // Y[o] = sum over the tap combinations of prod(weights) * X[taps] (in double).
 #include <array>
 #include <cmath>
@@ -79,7 +86,53 @@ std::array<double, 4> cubic_weights(double a, double t) {
   return {far(1 + t), near(t), near(1 - t), far(2 - t)};
 }
 
+// Keys' cubic kernel at distance s (0 for |s| >= 2).
+double keys(double a, double s) {
+  s = std::abs(s);
+  if (s <= 1) return ((a + 2) * s - (a + 3)) * s * s + 1;
+  if (s < 2) return ((a * s - 5 * a) * s + 8 * a) * s - 4 * a;
+  return 0;
+}
+
+// The antialiased taps of one dim (see the header comment).
+AxisTaps antialias_taps(const P& p, size_t d) {
+  AxisTaps a;
+  const int64_t in = p.in[d], out = p.out[d];
+  const double s = std::min(static_cast<double>(p.scales[d]), 1.0);
+  const bool linear = p.mode == P::Mode::kLinear;
+  const int64_t i0 = static_cast<int64_t>(std::floor((linear ? -1.0 : -2.0) / s)) + 1;
+  a.taps = static_cast<int>(2 - 2 * i0);
+  a.idx.resize(static_cast<size_t>(out * a.taps));
+  a.w.resize(static_cast<size_t>(out * a.taps));
+  a.outside.resize(static_cast<size_t>(out));
+  for (int64_t o = 0; o < out; ++o) {
+    const double x = original_coordinate(p, d, o);
+    a.outside[o] = p.coord == P::Coord::kTfCropAndResize && (x < 0 || x > in - 1);
+    double x0 = std::floor(x), r = x - x0;
+    if (r == 0) {
+      r = 1;
+      x0 -= 1;
+    }
+    int64_t* idx = &a.idx[static_cast<size_t>(o * a.taps)];
+    float* w = &a.w[static_cast<size_t>(o * a.taps)];
+    auto weight = [&](int j) {
+      const double i = static_cast<double>(i0 + j);
+      const int64_t at = static_cast<int64_t>(x0) + i0 + j;
+      if (p.exclude_outside && (at < 0 || at >= in)) return 0.0;
+      return linear ? std::max(0.0, 1 - std::abs(s * (i - r))) : keys(p.cubic_coeff_a, s * (i - r));
+    };
+    double sum = 0;
+    for (int j = 0; j < a.taps; ++j) sum += weight(j);
+    for (int j = 0; j < a.taps; ++j) {
+      idx[j] = std::min(std::max<int64_t>(static_cast<int64_t>(x0) + i0 + j, 0), in - 1);
+      w[j] = static_cast<float>(sum != 0 ? weight(j) / sum : weight(j));
+    }
+  }
+  return a;
+}
+
 AxisTaps axis_taps(const P& p, size_t d) {
+  if (p.antialias) return antialias_taps(p, d);
   AxisTaps a;
   const int64_t in = p.in[d], out = p.out[d];
   a.taps = p.mode == P::Mode::kNearest ? 1 : p.mode == P::Mode::kLinear ? 2 : 4;
@@ -124,6 +177,8 @@ AxisTaps axis_taps(const P& p, size_t d) {
 Result<std::unique_ptr<Kernel>> make_resize_kernel(const ResizeParams& p) {
   const int rank = static_cast<int>(p.in.size());
   if (rank < 1 || static_cast<size_t>(rank) > kMaxResizeRank) return internal_error("Resize: bad rank");
+  for (int d = 0; d < rank && p.antialias; ++d)  // bounded by resize_params; checked again before sizing arrays
+    if (!(static_cast<double>(p.scales[d]) * double{1 << 20} >= 1.0)) return internal_error("Resize: antialias scale too small");
   std::vector<AxisTaps> axes;
   for (int d = 0; d < rank; ++d) axes.push_back(axis_taps(p, static_cast<size_t>(d)));
   const std::vector<int64_t> in_strides = contiguous_strides(p.in);
