@@ -43,6 +43,20 @@ struct CompileContext {
   const ValueInfo& input(size_t i) const { return *inputs[i]; }
   Status error(const std::string& msg) const { return invalid_argument(node.describe() + ": " + msg); }
   Status unsupported(const std::string& msg) const { return unimplemented(node.describe() + ": " + msg); }
+  /// The plan-time value of int32/int64 input `i` (a shape-like input the schema already
+  /// required to be known when planning). Errors: unimplemented if it is not known,
+  /// invalid_argument for another dtype.
+  Result<std::vector<int64_t>> constant_ints(size_t i) const {
+    if (!has_input(i) || !input(i).constant) return unsupported("input " + std::to_string(i) + " must be known when planning");
+    const Tensor& t = *input(i).constant;
+    std::vector<int64_t> v(static_cast<size_t>(t.numel()));
+    for (int64_t k = 0; k < t.numel(); ++k) {
+      if (t.dtype() == DType::kInt64) v[static_cast<size_t>(k)] = t.data_as<int64_t>()[k];
+      else if (t.dtype() == DType::kInt32) v[static_cast<size_t>(k)] = t.data_as<int32_t>()[k];
+      else return error("input " + std::to_string(i) + " must be int32 or int64");
+    }
+    return v;
+  }
 };
 
 using KernelFactory = Result<std::unique_ptr<Kernel>> (*)(const CompileContext& ctx);

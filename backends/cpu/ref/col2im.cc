@@ -10,23 +10,10 @@
 
 namespace tessera::ref {
 
-namespace {
-Result<std::vector<int64_t>> plan_ints(const CompileContext& ctx, size_t i) {
-  if (!ctx.input(i).constant) return ctx.unsupported("input " + std::to_string(i) + " must be known when planning");
-  const Tensor& t = *ctx.input(i).constant;
-  std::vector<int64_t> v(static_cast<size_t>(t.numel()));
-  for (int64_t k = 0; k < t.numel(); ++k) {
-    if (t.dtype() == DType::kInt64) v[k] = t.data_as<int64_t>()[k];
-    else if (t.dtype() == DType::kInt32) v[k] = t.data_as<int32_t>()[k];
-    else return ctx.error("input " + std::to_string(i) + " must be int64");
-  }
-  return v;
-}
-}  // namespace
 
 Result<std::unique_ptr<Kernel>> make_Col2Im(const CompileContext& ctx) {
-  TSR_ASSIGN_OR_RETURN(std::vector<int64_t> image, plan_ints(ctx, 1));
-  TSR_ASSIGN_OR_RETURN(std::vector<int64_t> block, plan_ints(ctx, 2));
+  TSR_ASSIGN_OR_RETURN(std::vector<int64_t> image, ctx.constant_ints(1));
+  TSR_ASSIGN_OR_RETURN(std::vector<int64_t> block, ctx.constant_ints(2));
   TSR_ASSIGN_OR_RETURN(const Col2ImGeometry g, col2im_geometry(ctx.node, ctx.input(0).shape, image, block));
   const int64_t N = ctx.input(0).shape[0], L = ctx.input(0).shape[2];
   const DType dt = ctx.input(0).dtype;

@@ -33,6 +33,16 @@ Status dispatch_numeric(DType dtype, F&& f) {
   }
 }
 
+/// Calls f(T{}) with T float or double; an unimplemented status for other dtypes.
+template <typename F>
+Status dispatch_float(DType dtype, F&& f) {
+  switch (dtype) {
+    case DType::kFloat32: return f(float{});
+    case DType::kFloat64: return f(double{});
+    default: return unimplemented(std::string("dtype ") + dtype_name(dtype) + " is not supported (float, double)");
+  }
+}
+
 /// Row-major strides (elements) of `shape`.
 std::vector<int64_t> contiguous_strides(const Shape& shape);
 
