@@ -13,12 +13,8 @@ Status infer(InferContext& ctx) {
   const ValueInfo& x = ctx.input(0);
   const ValueInfo& w = ctx.input(1);
   TSR_ASSIGN_OR_RETURN(const int64_t group, check_conv_operands(ctx.node(), x.shape, x.dtype, w.shape, w.dtype));
-  const int64_t c = x.shape[1], m = w.shape[0];
-  if (c % group != 0 || c / group != w.shape[1])
-    return ctx.error("X has " + std::to_string(c) + " channels but W " + shape_to_string(w.shape) + " with group " +
-                     std::to_string(group) + " expects W.shape[1] * group channels");
-  if (m % group != 0)
-    return ctx.error("W's " + std::to_string(m) + " output channels are not divisible by group " + std::to_string(group));
+  TSR_RETURN_IF_ERROR(check_conv_channels(ctx.node(), x.shape, w.shape, group));
+  const int64_t m = w.shape[0];
   if (ctx.has_input(2)) {
     const ValueInfo& b = ctx.input(2);
     if (b.dtype != DType::kFloat32) return ctx.error(std::string("B must be float, got ") + dtype_name(b.dtype));

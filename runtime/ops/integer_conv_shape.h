@@ -22,17 +22,9 @@ inline Result<Shape> integer_conv_shape(InferContext& ctx, size_t xi, size_t wi)
   if (!is_8bit(x.dtype) || !is_8bit(w.dtype))
     return ctx.unsupported(std::string("X ") + dtype_name(x.dtype) + " and W " + dtype_name(w.dtype) +
                            " are not supported (int8, uint8)");
-  if (w.shape.size() != x.shape.size() || w.shape.size() < 3)
-    return ctx.error("W " + shape_to_string(w.shape) + " must have the rank of X " + shape_to_string(x.shape) +
-                     " (at least 3)");
-  const int64_t group = ctx.node().attr_i("group", 1);
-  if (group < 1) return ctx.error("group must be >= 1, got " + std::to_string(group));
-  const int64_t c = x.shape[1], m = w.shape[0];
-  if (c % group != 0 || c / group != w.shape[1])
-    return ctx.error("X has " + std::to_string(c) + " channels but W " + shape_to_string(w.shape) + " with group " +
-                     std::to_string(group) + " expects W.shape[1] * group channels");
-  if (m % group != 0)
-    return ctx.error("W's " + std::to_string(m) + " output channels are not divisible by group " + std::to_string(group));
+  TSR_ASSIGN_OR_RETURN(const int64_t group, check_conv_rank_and_group(ctx.node(), x.shape, w.shape));
+  TSR_RETURN_IF_ERROR(check_conv_channels(ctx.node(), x.shape, w.shape, group));
+  const int64_t m = w.shape[0];
   std::vector<int64_t> w_kernel(w.shape.begin() + 2, w.shape.end());
   TSR_ASSIGN_OR_RETURN(WindowGeometry g, window_geometry(ctx.node(), x.shape, w_kernel, /*ceil_mode=*/false));
   Shape y = {x.shape[0], m};

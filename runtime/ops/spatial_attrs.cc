@@ -173,16 +173,31 @@ Result<WindowGeometry> conv_transpose_geometry(const Node& node, const Shape& x_
   return g;
 }
 
-Result<int64_t> check_conv_operands(const Node& node, const Shape& x, DType x_dtype, const Shape& w, DType w_dtype) {
-  if (x_dtype != DType::kFloat32 || w_dtype != DType::kFloat32)
-    return unimplemented(node.describe() + ": only float tensors are supported, got X " + dtype_name(x_dtype) + ", W " +
-                         dtype_name(w_dtype));
+Result<int64_t> check_conv_rank_and_group(const Node& node, const Shape& x, const Shape& w) {
   if (w.size() != x.size() || w.size() < 3)
     return invalid_argument(node.describe() + ": W " + shape_to_string(w) + " must have the rank of X " + shape_to_string(x) +
                             " (at least 3)");
   const int64_t group = node.attr_i("group", 1);
   if (group < 1) return invalid_argument(node.describe() + ": group must be >= 1, got " + std::to_string(group));
   return group;
+}
+
+Result<int64_t> check_conv_operands(const Node& node, const Shape& x, DType x_dtype, const Shape& w, DType w_dtype) {
+  if (x_dtype != DType::kFloat32 || w_dtype != DType::kFloat32)
+    return unimplemented(node.describe() + ": only float tensors are supported, got X " + dtype_name(x_dtype) + ", W " +
+                         dtype_name(w_dtype));
+  return check_conv_rank_and_group(node, x, w);
+}
+
+Status check_conv_channels(const Node& node, const Shape& x, const Shape& w, int64_t group) {
+  const int64_t c = x[1], m = w[0];
+  if (c % group != 0 || c / group != w[1])
+    return invalid_argument(node.describe() + ": X has " + std::to_string(c) + " channels but W " + shape_to_string(w) +
+                            " with group " + std::to_string(group) + " expects W.shape[1] * group channels");
+  if (m % group != 0)
+    return invalid_argument(node.describe() + ": W's " + std::to_string(m) + " output channels are not divisible by group " +
+                            std::to_string(group));
+  return Status::ok();
 }
 
 }  // namespace tessera

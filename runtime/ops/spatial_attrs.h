@@ -52,6 +52,11 @@ Result<WindowGeometry> window_geometry(const Node& node, const Shape& x_shape, c
 /// The checks Conv and ConvTranspose share: X and W float, W of X's rank (>= 3), and a
 /// `group` >= 1, which it returns. Errors name the node.
 Result<int64_t> check_conv_operands(const Node& node, const Shape& x, DType x_dtype, const Shape& w, DType w_dtype);
+/// check_conv_operands without the dtype check (for the integer convolutions).
+Result<int64_t> check_conv_rank_and_group(const Node& node, const Shape& x, const Shape& w);
+/// Conv's channel rule for X [N, C, ...] and W [M, C / group, ...]: C divisible by group with
+/// W.shape[1] = C / group, and M divisible by group. Errors (invalid_argument) name the node.
+Status check_conv_channels(const Node& node, const Shape& x, const Shape& w, int64_t group);
 
 Result<WindowGeometry> conv_transpose_geometry(const Node& node, const Shape& x_shape, const Shape& w_shape);
 
