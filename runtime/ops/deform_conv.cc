@@ -58,12 +58,15 @@ Status infer(InferContext& ctx) {
                      std::to_string(offset_group));
   std::vector<int64_t> w_kernel(w.shape.begin() + 2, w.shape.end());
   TSR_ASSIGN_OR_RETURN(WindowGeometry g, window_geometry(n, x.shape, w_kernel, /*ceil_mode=*/false));
+  // Bounds taps and offset_group * taps * rank below 2^62 (kernel sizes are <= 2^30 each).
+  constexpr int64_t kMaxTaps = int64_t{1} << 36;
   int64_t taps = 1;
-  for (int64_t k : g.kernel) taps *= k;
-  // Bounds offset_group * taps * rank below 2^62 (kernel sizes are already <= 2^30 each).
-  if (offset_group > (int64_t{1} << 20) || taps > (int64_t{1} << 36))
-    return ctx.error("offset_group " + std::to_string(offset_group) + " times the kernel's " + std::to_string(taps) +
-                     " taps is too large");
+  for (int64_t k : g.kernel) {
+    if (k > kMaxTaps / taps) return ctx.error("the kernel " + shape_to_string(g.kernel) + " has too many taps");
+    taps *= k;
+  }
+  if (offset_group > (int64_t{1} << 20))
+    return ctx.error("offset_group " + std::to_string(offset_group) + " is too large (> 2^20)");
   Shape want_off = {batch, offset_group * taps * g.rank};
   want_off.insert(want_off.end(), g.out.begin(), g.out.end());
   TSR_RETURN_IF_ERROR(check_shape(ctx, "offset", off.shape, want_off));

@@ -3,6 +3,8 @@
 // pool entries (an error), empty input, and bad attributes.
 #include <gtest/gtest.h>
 
+#include <cstdint>
+
 #include "op_test_util.h"
 
 namespace tessera {
@@ -38,6 +40,8 @@ TEST(RefTfIdfVectorizer, BigramsWithSkips) {
   EXPECT_EQ(run_tfidf(tfidf_attrs("TF", 2, 2, 2, {0, 0}, {0, 1, 2}, pool), x), (std::vector<float>{1, 1, 1}));
   // Skips beyond the row's length change nothing.
   EXPECT_EQ(run_tfidf(tfidf_attrs("TF", 2, 2, 1000000000, {0, 0}, {0, 1, 2}, pool), x), (std::vector<float>{1, 1, 1}));
+  EXPECT_EQ(run_tfidf(tfidf_attrs("TF", 2, 2, INT64_MAX, {0, 0}, {0, 1, 2}, pool), x), (std::vector<float>{1, 1, 1}));
+  EXPECT_EQ(run_tfidf(tfidf_attrs("TF", 1, INT64_MAX, INT64_MAX, {0, 0}, {0, 1, 2}, pool), x), (std::vector<float>{1, 1, 1}));
 }
 
 // X = [5, 5, 6]; pool unigrams 5, 6 and bigram (5, 6). Unigrams count once (2 and 1); the

@@ -59,8 +59,9 @@ Result<std::unique_ptr<Kernel>> make_TfIdfVectorizer(const CompileContext& ctx) 
         int64_t* count = static_cast<int64_t*>(k.scratch);
         float* y = k.output(0).data_as<float>();
         const int64_t out = cfg.output_size, max_n = cfg.max_gram_length;
-        // A skip distance s >= C fits no n-gram of size >= 2, so larger ones need no pass.
-        const int64_t last_skip = std::min<int64_t>(cfg.max_skip_count + 1, std::max<int64_t>(cols - 1, 1));
+        // A skip distance s >= C fits no n-gram of size >= 2, so larger ones need no pass
+        // (and max_skip_count + 1 could overflow).
+        const int64_t last_skip = std::min<int64_t>(cfg.max_skip_count, std::max<int64_t>(cols - 2, 0)) + 1;
         for (int64_t r = 0; r < rows; ++r) {
           Row row{is_i32 ? k.input(0).data_as<int32_t>() + r * cols : nullptr,
                   is_i32 ? nullptr : k.input(0).data_as<int64_t>() + r * cols};
