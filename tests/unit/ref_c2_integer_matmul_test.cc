@@ -58,5 +58,33 @@ TEST(RefQLinearMatMul, UInt8AndBatchedInt8) {
   expect_error({"QLinearMatMul", {}, 10}, {&a, &as, &zbad, &b, &bs, &bz, &ys, &yz}, StatusCode::kInvalidArgument, "zero_point");
 }
 
+// The inputs of ONNX's node tests test_qlinearmatmul_2D_int8_float32 / _float16 (onnx 1.17).
+// acc[1][2] = (A[1] + 14) . (B[:, 2] + 13) = -52135, real value -52135 * 0.0066 * 0.00705 /
+// 0.0107 - 9 = -235.7 (-235.8 with the float16 scales), which the spec ("y = saturate(...)")
+// and onnxruntime 1.20.1 saturate to -128. The node tests' expected output holds 20 there:
+// -236 wrapped modulo 256, from the ONNX reference implementation's np.rint(D).astype(int8),
+// which does not clip. The other five elements are the same in all three.
+TEST(RefQLinearMatMul, SaturatesWhereTheOnnxNodeTestDataWrap) {
+  Tensor a = make_tensor<int8_t>({2, 4}, {81, 109, -127, 111, -124, 87, -128, -98});
+  Tensor b = make_tensor<int8_t>({4, 3}, {25, -76, 117, -67, -101, -128, -127, 0, 119, 0, 127, 120});
+  Tensor az = make_tensor<int8_t>({1}, {-14}), bz = make_tensor<int8_t>({1}, {-13}), yz = make_tensor<int8_t>({1}, {-9});
+  Tensor as = make_tensor<float>({1}, {0.0066f}), bs = make_tensor<float>({1}, {0.00705f}), ys = make_tensor<float>({1}, {0.0107f});
+  auto out = run_ok({"QLinearMatMul", {}, 10}, {&a, &as, &az, &b, &bs, &bz, &ys, &yz});
+  ASSERT_EQ(out.size(), 1u);
+  // ort(QLinearMatMul, opset 10)
+  EXPECT_EQ(to_vector<int8_t>(out[0]), (std::vector<int8_t>{41, -12, -9, 1, -75, -128}));
+  // float16 scales (the bits of the node test's inputs: 0.0065994, 0.0070496, 0.0106964).
+  auto half = [](uint16_t bits) {
+    Tensor t = std::move(Tensor::allocate(DType::kFloat16, {1})).value();
+    t.data_as<uint16_t>()[0] = bits;
+    return t;
+  };
+  Tensor ash = half(7874), bsh = half(7992), ysh = half(8570);
+  auto out16 = run_ok({"QLinearMatMul", {}, 21}, {&a, &ash, &az, &b, &bsh, &bz, &ysh, &yz});
+  ASSERT_EQ(out16.size(), 1u);
+  // ort(QLinearMatMul, opset 21, float16 scales)
+  EXPECT_EQ(to_vector<int8_t>(out16[0]), (std::vector<int8_t>{41, -12, -9, 1, -75, -128}));
+}
+
 }  // namespace
 }  // namespace tessera
