@@ -7,6 +7,7 @@
 
 #include <climits>
 #include <cstdlib>
+#include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <functional>
@@ -34,7 +35,16 @@ std::string dir_of(const std::string& path) {
   return p == std::string::npos ? "." : path.substr(0, p);
 }
 
+/// Reads a whole protobuf file. Only regular files up to 2 GiB (protobuf's own message
+/// limit) are read: a FIFO, a device such as /dev/zero, or a huge file is refused before any
+/// byte is read, so it can neither hang the reader nor exhaust memory.
 Result<std::string> read_file(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return io_error("cannot open '" + path + "': " + std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) return invalid_file("'" + path + "' is not a regular file");
+  if (st.st_size > (int64_t{1} << 31))
+    return invalid_file("'" + path + "' is " + std::to_string(st.st_size) + " bytes; protobuf files are limited to 2 GiB " +
+                        "(larger ONNX models keep their weights in external data files)");
   std::ifstream f(path, std::ios::binary);
   if (!f) return io_error("cannot open '" + path + "'");
   std::ostringstream ss;
@@ -492,6 +502,8 @@ Result<Tensor> read_onnx_tensor_file(const std::string& path) {
   TSR_ASSIGN_OR_RETURN(std::string bytes, read_file(path));
   onnx::TensorProto tp;
   if (!tp.ParseFromString(bytes)) return invalid_file("'" + path + "' is not an ONNX TensorProto (protobuf parsing failed)");
+  if (tp.data_type() == 0)
+    return invalid_file("'" + path + "' has no data_type: empty, or not an ONNX TensorProto");
   Importer im(path, {}, {});
   return im.tensor(tp, "'" + path + "'");
 }

@@ -18,7 +18,9 @@ namespace {
 Status infer(InferContext& ctx) {
   const Node& n = ctx.node();
   const ValueInfo& x = ctx.input(0);
-  const bool training = n.opset >= 14 && n.attr_i("training_mode", 0) != 0;
+  const int64_t training_mode = n.attr_i("training_mode", 0);
+  if (training_mode != 0 && training_mode != 1) return ctx.error("training_mode must be 0 or 1, got " + std::to_string(training_mode));
+  const bool training = n.opset >= 14 && training_mode == 1;
   if (n.opset >= 14 && n.outputs.size() > 3)
     return ctx.error("has " + std::to_string(n.outputs.size()) + " outputs; opset 14+ has at most 3 (Y, running_mean, running_var)");
   for (size_t i = 1; i < n.outputs.size(); ++i)

@@ -8,7 +8,8 @@
 //   m_j = mel(lower) + j (mel(upper) - mel(lower)) / (num_mel_bins + 2), j = 0 .. num_mel_bins + 1,
 // spectrum bins b_j = floor((dft_length + 1) * mel^-1(m_j) / sample_rate); filter i rises
 // linearly from b_i to b_{i+1} (value 1) and falls to b_{i+2}. num_mel_bins and dft_length
-// must be known at plan time.
+// must be known at plan time. Errors: non-scalar or wrongly typed inputs; at run time,
+// sample_rate <= 0 or edges that are not finite with 0 <= lower < upper.
 #include "runtime/ops/op_schema.h"
 
 namespace tessera {

@@ -1,7 +1,7 @@
 // RoiAlign (ONNX opset 10, 16, 22): X [N, C, H, W] (float or double), rois [R, 4] of
 // (x1, y1, x2, y2) in X's dtype, batch_indices int64 [R] -> Y [R, C, output_height,
 // output_width]. Attributes: mode avg|max (default avg), output_height and output_width
-// (>= 1, default 1), sampling_ratio (>= 0, default 0 = adaptive), spatial_scale (default 1),
+// (>= 1, default 1), sampling_ratio (0..1024, default 0 = adaptive), spatial_scale (default 1),
 // coordinate_transformation_mode half_pixel|output_half_pixel (opset 16; default half_pixel
 // from opset 16 on, output_half_pixel, the only behaviour of opset 10, before). The math is
 // in the kernel (backends/cpu/ref/roi_align.cc); batch_indices outside [0, N) are an error
@@ -36,8 +36,10 @@ Status infer(InferContext& ctx) {
   const int64_t oh = n.attr_i("output_height", 1), ow = n.attr_i("output_width", 1);
   if (oh < 1 || ow < 1)
     return ctx.error("output_height and output_width must be >= 1, got " + std::to_string(oh) + " and " + std::to_string(ow));
-  if (n.attr_i("sampling_ratio", 0) < 0)
-    return ctx.error("sampling_ratio must be >= 0, got " + std::to_string(n.attr_i("sampling_ratio", 0)));
+  // Each output element averages sampling_ratio^2 samples: a ratio beyond 1024 (a million
+  // samples per element) is surely a corrupt attribute, and would run for hours.
+  if (n.attr_i("sampling_ratio", 0) < 0 || n.attr_i("sampling_ratio", 0) > 1024)
+    return ctx.error("sampling_ratio must be in [0, 1024], got " + std::to_string(n.attr_i("sampling_ratio", 0)));
   ctx.output(0).dtype = x.dtype;
   ctx.output(0).shape = {rois.shape[0], x.shape[1], oh, ow};
   return Status::ok();

@@ -437,7 +437,10 @@ class Planner {
     const bool has_m = in_ids[0] >= 0, has_cond = in_ids[1] >= 0;
     const int64_t m = has_m ? plan_.values[in_ids[0]].constant->data_as<int64_t>()[0] : -1;
     bool cond = has_cond ? plan_.values[in_ids[1]].constant->data_as<bool>()[0] : true;
-    if (has_m && m > kMaxFoldTrips) return Status::ok();
+    // Without a cond the loop runs exactly m times: give up now rather than after
+    // kMaxFoldTrips iterations. With one (a while loop; PyTorch exports M = INT64_MAX) it
+    // may stop early: try, within the cap below.
+    if (has_m && !has_cond && m > kMaxFoldTrips) return Status::ok();
     std::vector<std::shared_ptr<const Tensor>> state;
     for (size_t i = 0; i < num_carried; ++i) state.push_back(plan_.values[in_ids[2 + i]].constant);
     std::vector<std::vector<Tensor>> scans(num_scan);
@@ -623,8 +626,9 @@ class Planner {
                                              "so the loop would never end");
     if (num_scan > 0) {
       // The length of the scan outputs is the number of iterations: settled here.
+      const int64_t m_value = m_known ? m->constant->data_as<int64_t>()[0] : -1;
       if (c_known && !c->constant->data_as<bool>()[0]) ls.planned_trips = 0;
-      else if (m_known && (!has_cond || (c_known && ls.cond_fixed))) ls.planned_trips = m->constant->data_as<int64_t>()[0];
+      else if (m_known && (m_value == 0 || !has_cond || (c_known && ls.cond_fixed))) ls.planned_trips = m_value;
       else
         return unimplemented(n.describe() + ": the number of iterations must be computable before the run (the Loop has " +
                              std::to_string(num_scan) + " scan outputs, whose length it is)");

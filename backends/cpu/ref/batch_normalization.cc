@@ -31,13 +31,14 @@ Result<std::unique_ptr<Kernel>> make_BatchNormalization(const CompileContext& ct
         double sum = 0, sq = 0;
         for (int64_t n = 0; n < batch; ++n)
           for (int64_t p = 0; p < size; ++p) sum += x[(n * channels + c) * size + p];
-        const double m = count > 0 ? sum / count : 0.0;
+        // An empty batch has no statistics: NaN, as numpy's mean of nothing.
+        const double m = count > 0 ? sum / count : std::nan("");
         for (int64_t n = 0; n < batch; ++n)
           for (int64_t p = 0; p < size; ++p) {
             const double d = x[(n * channels + c) * size + p] - m;
             sq += d * d;
           }
-        const double v = count > 0 ? sq / count : 0.0;
+        const double v = count > 0 ? sq / count : std::nan("");
         const double inv_std = 1.0 / std::sqrt(v + epsilon);
         for (int64_t n = 0; n < batch; ++n)
           for (int64_t p = 0; p < size; ++p) {

@@ -23,6 +23,9 @@ Result<std::unique_ptr<Kernel>> make_MelWeightMatrix(const CompileContext& ctx) 
     const double dft_length = scalar_at(k.input(1)), sample_rate = scalar_at(k.input(2));
     if (sample_rate <= 0) return invalid_argument("MelWeightMatrix: sample_rate must be > 0, got " + std::to_string(sample_rate));
     const double lower = scalar_at(k.input(3)), upper = scalar_at(k.input(4));
+    if (!std::isfinite(lower) || !std::isfinite(upper) || lower < 0 || upper <= lower)
+      return invalid_argument("MelWeightMatrix: the edges must be finite with 0 <= lower_edge_hertz < upper_edge_hertz, got " +
+                              std::to_string(lower) + " and " + std::to_string(upper));
     auto mel = [](double hz) { return 2595.0 * std::log10(1.0 + hz / 700.0); };
     const double low_mel = mel(lower), step = (mel(upper) - low_mel) / static_cast<double>(mel_bins + 2);
     std::vector<int64_t> bin(static_cast<size_t>(mel_bins + 2));
