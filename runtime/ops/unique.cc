@@ -40,8 +40,13 @@ int compare_slices(const uint8_t* x, DType dt, const UniqueLayout& l, int64_t i,
       switch (dt) {
         case DType::kFloat32: { float fa, fb; std::memcpy(&fa, a, 4); std::memcpy(&fb, b, 4); va = fa; vb = fb; break; }
         case DType::kFloat64: std::memcpy(&va, a, 8); std::memcpy(&vb, b, 8); break;
-        case DType::kInt64: { int64_t ia, ib; std::memcpy(&ia, a, 8); std::memcpy(&ib, b, 8);
-          if (ia != ib) return ia < ib ? -1 : 1; continue; }
+        case DType::kInt64: {  // compared exactly, not through double
+          int64_t ia, ib;
+          std::memcpy(&ia, a, 8);
+          std::memcpy(&ib, b, 8);
+          if (ia != ib) return ia < ib ? -1 : 1;
+          continue;
+        }
         case DType::kInt32: { int32_t ia, ib; std::memcpy(&ia, a, 4); std::memcpy(&ib, b, 4); va = ia; vb = ib; break; }
         case DType::kInt8: va = static_cast<int8_t>(*a); vb = static_cast<int8_t>(*b); break;
         case DType::kUInt8: case DType::kBool: va = *a; vb = *b; break;

@@ -27,7 +27,9 @@ TEST(OpList, EveryKernelOpHasSchemaAndReferenceKernel) {
   for (const OpSchema* s : all_op_schemas()) {
     ASSERT_NE(s, nullptr);
     ASSERT_NE(s->infer, nullptr) << s->op_type;
-    if (s->kind == OpKind::kKernel) EXPECT_NE(ref::find_ref_kernel(s->op_type), nullptr) << s->op_type;
+    if (s->kind == OpKind::kKernel) {
+      EXPECT_NE(ref::find_ref_kernel(s->op_type), nullptr) << s->op_type;
+    }
   }
   EXPECT_EQ(find_op_schema("", "NoSuchOp"), nullptr);
   EXPECT_EQ(find_op_schema("com.microsoft", "Identity"), nullptr);

@@ -214,8 +214,10 @@ TEST(Planner, AlternatingShapesDoNotGrowMemory) {
     auto out = (*s)->run({{"x", x}});
     ASSERT_TRUE(out.is_ok()) << out.status().to_string();
     ASSERT_EQ(out.value()[0].shape(), x.shape());
-    if (run % 2) EXPECT_EQ(out.value()[0].data_as<float>()[0], 0.0f);
-    if (run % 2) EXPECT_EQ(out.value()[0].data_as<float>()[6], 3.0f);
+    if (run % 2) {
+      EXPECT_EQ(out.value()[0].data_as<float>()[0], 0.0f);
+      EXPECT_EQ(out.value()[0].data_as<float>()[6], 3.0f);
+    }
     if (run == 99) after_warmup = resident_kb();
   }
   long growth = resident_kb() - after_warmup;
