@@ -15,11 +15,16 @@
 
 namespace tessera {
 
+class ThreadPool;  // backends/cpu/thread_pool.h
+
 /// What a kernel sees when it runs. Tensors are host tensors for the CPU backend.
 struct KernelContext {
   std::vector<const Tensor*> inputs;   // nullptr: an omitted optional input
   std::vector<Tensor*> outputs;        // shapes set, buffers bound by the executor
   void* scratch = nullptr;             // scratch_bytes() bytes, 64-byte aligned
+  /// The Session's CPU thread pool (owned by the Session, threads persist across runs);
+  /// nullptr: run on the calling thread. Kernels split work with parallel_for(pool, ...).
+  ThreadPool* thread_pool = nullptr;
   bool has_input(size_t i) const { return i < inputs.size() && inputs[i] != nullptr; }
   const Tensor& input(size_t i) const { return *inputs[i]; }
   Tensor& output(size_t i) const { return *outputs[i]; }
@@ -39,6 +44,9 @@ struct CompileContext {
   const Node& node;
   const std::vector<const ValueInfo*>& inputs;  // nullptr: omitted optional input
   const std::vector<ValueInfo>& outputs;
+  /// Threads the run-time pool will have (>= 1): kernels size per-thread scratch with it.
+  /// A run given a pool with more threads uses only this many.
+  int threads = 1;
   bool has_input(size_t i) const { return i < inputs.size() && inputs[i] != nullptr; }
   const ValueInfo& input(size_t i) const { return *inputs[i]; }
   Status error(const std::string& msg) const { return invalid_argument(node.describe() + ": " + msg); }

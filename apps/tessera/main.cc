@@ -342,16 +342,16 @@ int cmd_bench(const std::string& path, const InputArgs& ia, const std::string& b
   if (!json) {
     std::printf("model:        %s\n", path.c_str());
     std::printf("load:         %.3f ms\n", s.load_ms());
-    std::printf("threads:      %d (reference kernels run on one)\n", threads);
+    std::printf("threads:      %d (pool; MatMul/Gemm use it, reference kernels run on one)\n", s.threads());
     std::printf("runs:         %d after %d warm-up\n", runs, warmup);
     std::printf("median:       %.3f ms\n", median);
     std::printf("p90:          %.3f ms\n", p90);
     std::printf("arena:        %llu bytes peak activations\n", static_cast<unsigned long long>(st.arena_bytes));
   }
-  // The reference kernels run on one thread whatever --threads asks for.
-  std::printf("{\"load_ms\":%.3f,\"median_ms\":%.3f,\"p90_ms\":%.3f,\"min_ms\":%.3f,\"runs\":%d,\"threads\":1,"
+  // "threads": the pool's size (0 asks for the physical cores); reference kernels use one.
+  std::printf("{\"load_ms\":%.3f,\"median_ms\":%.3f,\"p90_ms\":%.3f,\"min_ms\":%.3f,\"runs\":%d,\"threads\":%d,"
               "\"threads_requested\":%d,\"arena_bytes\":%llu}\n",
-              s.load_ms(), median, p90, ms.front(), runs, threads, static_cast<unsigned long long>(st.arena_bytes));
+              s.load_ms(), median, p90, ms.front(), runs, s.threads(), threads, static_cast<unsigned long long>(st.arena_bytes));
   return 0;
 }
 

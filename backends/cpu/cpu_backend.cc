@@ -1,9 +1,14 @@
-// The CPU backend. Today it dispatches every node to its reference kernel; the x86 and
-// ARM optimized kernels will be chosen here first, with the reference as the fallback.
+// The CPU backend. Per node, at compile (plan) time: an optimized kernel for this ISA when
+// one exists and takes the node's dtypes and shapes (x86: MatMul and Gemm in float32 on the
+// packed SGEMM), else the reference kernel. ARM kernels are a later step.
 #include <unordered_map>
 
 #include "backends/backend.h"
 #include "backends/cpu/ref/ref_kernels.h"
+#if defined(__x86_64__) || defined(_M_X64)
+#include "backends/cpu/x86/x86_kernels.h"
+#define TSR_CPU_X86 1
+#endif
 
 namespace tessera {
 
@@ -37,6 +42,12 @@ class CpuBackend final : public Backend {
            ref::find_ref_kernel(ctx.node.op_type) != nullptr;
   }
   Result<std::unique_ptr<Kernel>> compile(const CompileContext& ctx) const override {
+#ifdef TSR_CPU_X86
+    if (KernelFactory opt = x86::find_x86_kernel(ctx.node.op_type)) {
+      TSR_ASSIGN_OR_RETURN(std::unique_ptr<Kernel> k, opt(ctx));
+      if (k) return k;  // null: the optimized kernel declined this node
+    }
+#endif
     KernelFactory f = ref::find_ref_kernel(ctx.node.op_type);
     if (!f) return unimplemented(ctx.node.describe() + ": no CPU kernel for op " + ctx.node.op_type);
     return f(ctx);

@@ -122,6 +122,8 @@ struct Plan {
 struct PlanOptions {
   /// Backends in order of preference; the CPU is always the last resort.
   std::vector<Backend*> backends;
+  /// The CPU thread pool handed to every kernel (KernelContext::thread_pool); may be null.
+  ThreadPool* thread_pool = nullptr;
   /// Largest output (elements) the planner computes at plan time when all inputs are
   /// constant.
   int64_t max_fold_elements = int64_t{1} << 16;

@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "runtime/plan/evaluate.h"
+#include "backends/cpu/thread_pool.h"
 #include "runtime/plan/plan.h"
 
 namespace tessera {
@@ -223,6 +224,7 @@ class Planner {
     step.node = &n;
     step.inputs = in_ids;
     CompileContext cctx{n, in_ptrs, out_info};
+    cctx.threads = opt_.thread_pool ? opt_.thread_pool->num_threads() : 1;
     for (Backend* b : opt_.backends) {
       if (!b->supports(cctx)) continue;
       TSR_ASSIGN_OR_RETURN(step.kernel, b->compile(cctx));
@@ -926,6 +928,7 @@ Status Planner::finish() {
   for (Step& st : plan_.steps) {
     for (int id : st.inputs) st.ctx.inputs.push_back(id < 0 ? nullptr : &plan_.views[id]);
     for (int id : st.outputs) st.ctx.outputs.push_back(id < 0 ? nullptr : &plan_.views[id]);
+    st.ctx.thread_pool = opt_.thread_pool;
     if (st.if_step)
       st.if_step->outer_scratch.resize(std::max(st.if_step->outer_bindings[0].size(), st.if_step->outer_bindings[1].size()));
     if (st.loop_step) st.loop_step->outer_scratch.resize(st.loop_step->outer_bindings.size());

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "backends/backend.h"
+#include "backends/cpu/thread_pool.h"
 #include "runtime/plan/plan.h"
 #include "tessera/tsr_file.h"
 
@@ -31,8 +32,12 @@ Result<std::unique_ptr<Session>> Session::load(const std::string& path, const Se
 Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const Model> model, const SessionOptions& options) {
   if (!model) return invalid_argument("Session::create: null model");
   TSR_RETURN_IF_ERROR(model->graph.validate());
+  if (options.threads < 0 || options.threads > 1024)
+    return invalid_argument("SessionOptions::threads is " + std::to_string(options.threads) +
+                            "; it must be 0 (one per physical core) or 1..1024");
   std::unique_ptr<Session> s(new Session());
   s->model_ = std::move(model);
+  s->thread_pool_ = std::make_unique<ThreadPool>(options.threads);
   s->options_ = options;
   bool have_cpu = false;
   for (const std::string& name : options.backends) {
@@ -78,6 +83,7 @@ Status Session::prepare_locked(const std::vector<Shape>& input_shapes, const std
   auto t0 = std::chrono::steady_clock::now();
   PlanOptions po;
   for (auto& b : backends_) po.backends.push_back(b.get());
+  po.thread_pool = thread_pool_.get();
   plan_.reset();
   arena_ = Tensor();
   TSR_ASSIGN_OR_RETURN(plan_, plan_graph(model_->graph, input_shapes, po, values));
@@ -143,6 +149,8 @@ Result<std::vector<Tensor>> Session::run(const std::vector<std::pair<std::string
   }
   return outs;
 }
+
+int Session::threads() const { return thread_pool_->num_threads(); }
 
 PlanStats Session::plan_stats() const {
   PlanStats st;

@@ -59,8 +59,14 @@ inline Attribute attr_floats(const std::string& n, std::vector<float> v) { Attri
 /// `present`, if not empty, says which outputs exist: a false entry is an omitted output
 /// (node output -1, a null KernelContext output, as the executor gives), returned as an
 /// undefined Tensor.
-inline Result<std::vector<Tensor>> run_op(const OpSpec& spec, const std::vector<const Tensor*>& inputs,
-                                          std::vector<int> const_inputs = {}, std::vector<bool> present = {}) {
+///
+/// run_op_with compiles with `factory` instead of the reference kernel (an optimized kernel
+/// under test), planning for `threads` threads and running on `pool` (may be null); a
+/// factory that declines the node (a null kernel) gives kUnimplemented.
+inline Result<std::vector<Tensor>> run_op_with(KernelFactory factory, const OpSpec& spec,
+                                               const std::vector<const Tensor*>& inputs, std::vector<int> const_inputs = {},
+                                               ThreadPool* pool = nullptr, int threads = 1,
+                                               std::vector<bool> present = {}) {
   if (present.empty()) present.assign(static_cast<size_t>(spec.num_outputs), true);
   Node node;
   node.name = "test_" + spec.op_type;
@@ -86,12 +92,15 @@ inline Result<std::vector<Tensor>> run_op(const OpSpec& spec, const std::vector<
   InferContext ictx(node, in_ptrs, &out_infos);
   TSR_RETURN_IF_ERROR(infer_node(*schema, ictx));
   CompileContext cctx{node, in_ptrs, out_infos};
-  KernelFactory f = ref::find_ref_kernel(spec.op_type);
-  if (!f) return unimplemented("no reference kernel for " + spec.op_type);
+  cctx.threads = threads;
+  KernelFactory f = factory;
+  if (!f) return unimplemented("no kernel factory for " + spec.op_type);
   TSR_ASSIGN_OR_RETURN(std::unique_ptr<Kernel> kernel, f(cctx));
+  if (!kernel) return unimplemented("the kernel declined " + spec.op_type);
   std::vector<Tensor> outs(present.size());
   KernelContext kctx;
   kctx.inputs = inputs;
+  kctx.thread_pool = pool;
   for (size_t i = 0; i < present.size(); ++i) {
     if (present[i]) {
       TSR_ASSIGN_OR_RETURN(outs[i], Tensor::allocate(out_infos[i].dtype, out_infos[i].shape));
@@ -104,6 +113,13 @@ inline Result<std::vector<Tensor>> run_op(const OpSpec& spec, const std::vector<
   kctx.scratch = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(scratch.data()) + 63) & ~uintptr_t{63});
   TSR_RETURN_IF_ERROR(kernel->run(kctx));
   return outs;
+}
+
+inline Result<std::vector<Tensor>> run_op(const OpSpec& spec, const std::vector<const Tensor*>& inputs,
+                                          std::vector<int> const_inputs = {}, std::vector<bool> present = {}) {
+  KernelFactory f = ref::find_ref_kernel(spec.op_type);
+  if (!f) return unimplemented("no reference kernel for " + spec.op_type);
+  return run_op_with(f, spec, inputs, std::move(const_inputs), nullptr, 1, std::move(present));
 }
 
 /// Runs a one-output op and returns its output (fails the test on error).

@@ -24,13 +24,17 @@ namespace tessera {
 
 struct Plan;
 class Backend;
+class ThreadPool;
 
 struct SessionOptions {
   /// Backends in order of preference, e.g. {"vulkan", "cpu"}. Nodes a backend cannot run
   /// fall back to the CPU (reported by placements()); a known backend that this build or
   /// machine lacks is skipped with a note (notes()); an unknown name is an error.
   std::vector<std::string> backends = {"cpu"};
-  /// Threads for CPU kernels; 0 = one per physical core. (The reference kernels use one.)
+  /// Threads for CPU kernels, the calling thread included; 0 = one per physical core.
+  /// The pool is made once by Session::create and its threads persist across runs.
+  /// Optimized kernels (MatMul, Gemm) split their work over it; reference kernels use one.
+  /// Errors: kInvalidArgument if below 0 or above 1024.
   int threads = 0;
   /// Verify segment checksums at load (reads every weight byte once).
   bool verify_checksums = true;
@@ -83,6 +87,9 @@ class Session {
   /// missing, unknown, given twice, or of the wrong dtype or shape.
   Result<std::vector<Tensor>> run(const std::vector<std::pair<std::string, Tensor>>& inputs);
 
+  /// Threads of the CPU pool (options.threads, or the physical cores for 0).
+  int threads() const;
+
   /// Stats of the current plan (after prepare() or run()).
   PlanStats plan_stats() const;
 
@@ -94,6 +101,7 @@ class Session {
   std::shared_ptr<const Model> model_;
   SessionOptions options_;
   std::vector<std::unique_ptr<Backend>> backends_;
+  std::unique_ptr<ThreadPool> thread_pool_;
   std::vector<TensorInfo> inputs_, outputs_;
   std::vector<std::string> notes_;
   std::vector<Shape> planned_shapes_;

@@ -1,0 +1,78 @@
+// The CPU thread pool shared by all kernels of a Session.
+//
+//   ThreadPool pool(0);                                  // one thread per physical core
+//   pool.parallel_for(rows, [&](int64_t begin, int64_t end) {
+//     for (int64_t r = begin; r < end; ++r) process(r);   // each index exactly once
+//   });
+//
+// The pool is created once per Session (SessionOptions::threads) and its threads live as
+// long as the Session, so a run creates no threads and allocates nothing. The calling
+// thread takes part in the work: a pool of T threads starts T - 1 workers.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <thread>
+#include <type_traits>
+#include <vector>
+
+namespace tessera {
+
+/// Physical cores of this machine (distinct (package, core) pairs in
+/// /sys/devices/system/cpu/cpu*/topology), or std::thread::hardware_concurrency() when the
+/// topology cannot be read; at least 1.
+int physical_core_count();
+
+class ThreadPool {
+ public:
+  /// A pool of `threads` threads, the caller included; 0 = physical_core_count(). Values
+  /// below 0 are treated as 1 (Session checks the option and reports an error first).
+  explicit ThreadPool(int threads);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  /// Threads that run work, the caller included (>= 1).
+  int num_threads() const { return num_threads_; }
+
+  /// Calls fn(begin, end) on disjoint contiguous ranges that cover [0, n) exactly once,
+  /// at most num_threads() of them, sizes differing by at most one; returns when all are
+  /// done. n <= 0 calls nothing. A call made from inside a parallel_for (nested), or while
+  /// another thread's parallel_for holds the pool, runs fn(0, n) on the calling thread.
+  /// fn must not throw. Allocates nothing.
+  template <typename F>
+  void parallel_for(int64_t n, F&& fn) {
+    using Fn = std::remove_reference_t<F>;
+    run(n, [](void* f, int64_t b, int64_t e) { (*static_cast<Fn*>(f))(b, e); },
+        const_cast<void*>(static_cast<const void*>(&fn)));
+  }
+
+ private:
+  using Call = void (*)(void*, int64_t, int64_t);
+  void run(int64_t n, Call call, void* fn);
+  void worker(int index);
+
+  int num_threads_ = 1;
+  std::vector<std::thread> workers_;
+  std::mutex run_mu_;                 // one parallel_for at a time
+  std::mutex mu_;                     // guards the job fields below
+  std::condition_variable start_cv_, done_cv_;
+  uint64_t generation_ = 0;
+  bool stop_ = false;
+  int pending_ = 0;                   // workers still running the current job
+  Call call_ = nullptr;
+  void* fn_ = nullptr;
+  int64_t n_ = 0;
+  int chunks_ = 0;
+};
+
+/// parallel_for on `pool`, or fn(0, n) on the calling thread when pool is null.
+template <typename F>
+void parallel_for(ThreadPool* pool, int64_t n, F&& fn) {
+  if (n <= 0) return;
+  if (pool) pool->parallel_for(n, fn);
+  else fn(int64_t{0}, n);
+}
+
+}  // namespace tessera

@@ -1,0 +1,114 @@
+// Gemm on the packed SGEMM (ONNX Gemm-7/9/11/13), float32:
+//   Y = alpha * A' B' + beta * C,  A' = transA ? A^T : A (M x K), B' = transB ? B^T : B (K x N)
+// C (optional) broadcasts to M x N. C of shape [N] or [1, N] with beta == 1 is the GEMM's
+// bias (added in the micro-kernel's epilogue); any other C is first copied, broadcast, into
+// Y, and the GEMM then computes Y = alpha * A'B' + beta * Y. A B known at plan time is packed
+// once here, into the kernel's own immutable storage (weight pre-packing).
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+
+#include "backends/cpu/thread_pool.h"
+#include "backends/cpu/x86/sgemm.h"
+#include "backends/cpu/x86/x86_kernels.h"
+
+namespace tessera::x86 {
+
+namespace {
+
+class GemmKernel final : public Kernel {
+ public:
+  int64_t m = 0, n = 0, k = 0;
+  bool ta = false, tb = false;
+  float alpha = 1.f, beta = 1.f;
+  enum class CMode { kNone, kBias, kPrefill } c_mode = CMode::kNone;
+  int64_t c_si = 0, c_sj = 0;  // C's strides along M and N (0 where broadcast)
+  int threads = 1;
+  cpu::SgemmIsa isa = cpu::SgemmIsa::kAuto;
+  std::unique_ptr<float[], void (*)(float*)> packed{nullptr, [](float* p) { std::free(p); }};
+  size_t scratch = 0;
+
+  size_t scratch_bytes() const override { return scratch; }
+  Status run(const KernelContext& ctx) const override {
+    float* y = ctx.output(0).data_as<float>();
+    cpu::SgemmArgs g;
+    g.m = m;
+    g.n = n;
+    g.k = k;
+    g.a = ctx.input(0).data_as<float>();
+    g.lda = ta ? m : k;
+    g.trans_a = ta;
+    g.b = ctx.input(1).data_as<float>();
+    g.ldb = tb ? k : n;
+    g.trans_b = tb;
+    g.packed_b = packed.get();
+    g.c = y;
+    g.ldc = n;
+    g.alpha = alpha;
+    g.beta = 0.f;
+    g.isa = isa;
+    if (c_mode == CMode::kBias) {
+      g.bias = ctx.input(2).data_as<float>();
+    } else if (c_mode == CMode::kPrefill) {
+      const float* c = ctx.input(2).data_as<float>();
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) y[i * n + j] = c[i * c_si + j * c_sj];
+      g.beta = beta;
+    }
+    cpu::sgemm(g, ctx.scratch, ctx.thread_pool, threads);
+    return Status::ok();
+  }
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Kernel>> make_Gemm(const CompileContext& ctx) {
+  if (!ctx.has_input(0) || !ctx.has_input(1) || ctx.input(0).dtype != DType::kFloat32 ||
+      ctx.input(1).dtype != DType::kFloat32 || ctx.input(0).shape.size() != 2 || ctx.input(1).shape.size() != 2)
+    return std::unique_ptr<Kernel>();
+  if (ctx.has_input(2) && (ctx.input(2).dtype != DType::kFloat32 || ctx.input(2).shape.size() > 2))
+    return std::unique_ptr<Kernel>();
+  const Shape& as = ctx.input(0).shape;
+  const Shape& bs = ctx.input(1).shape;
+  auto kern = std::make_unique<GemmKernel>();
+  kern->ta = ctx.node.attr_i("transA", 0) != 0;
+  kern->tb = ctx.node.attr_i("transB", 0) != 0;
+  kern->alpha = ctx.node.attr_f("alpha", 1.f);
+  kern->beta = ctx.node.attr_f("beta", 1.f);
+  kern->m = kern->ta ? as[1] : as[0];
+  kern->k = kern->ta ? as[0] : as[1];
+  kern->n = kern->tb ? bs[0] : bs[1];
+  if ((kern->tb ? bs[1] : bs[0]) != kern->k) return ctx.error("Gemm inner dimensions differ");
+  if (ctx.has_input(2) && kern->beta != 0.f) {
+    Shape cs = ctx.input(2).shape;
+    while (cs.size() < 2) cs.insert(cs.begin(), 1);
+    if ((cs[0] != 1 && cs[0] != kern->m) || (cs[1] != 1 && cs[1] != kern->n))
+      return ctx.error("C of shape " + shape_to_string(ctx.input(2).shape) + " does not broadcast to [" +
+                       std::to_string(kern->m) + ", " + std::to_string(kern->n) + "]");
+    kern->c_sj = cs[1] == 1 ? 0 : 1;
+    kern->c_si = cs[0] == 1 ? 0 : cs[1];
+    const bool row_vector = cs[0] == 1 && (cs[1] == kern->n);
+    kern->c_mode = row_vector && kern->beta == 1.f ? GemmKernel::CMode::kBias : GemmKernel::CMode::kPrefill;
+  }
+  kern->threads = ctx.threads;
+  kern->isa = cpu::sgemm_best_isa();
+  kern->scratch = cpu::sgemm_scratch_bytes(kern->m, kern->n, kern->k, kern->threads, kern->isa);
+  const auto& bconst = ctx.input(1).constant;
+  if (bconst && kern->n > 0 && kern->k > 0) {
+    const size_t floats = cpu::sgemm_packed_b_floats(kern->n, kern->k, kern->isa);
+    void* mem = std::aligned_alloc(64, (floats * sizeof(float) + 63) / 64 * 64);
+    if (!mem) return out_of_memory(ctx.node.describe() + ": cannot allocate the packed weight");
+    kern->packed.reset(static_cast<float*>(mem));
+    cpu::sgemm_pack_b(bconst->data_as<float>(), kern->tb ? kern->k : kern->n, kern->tb, kern->k, kern->n, kern->isa,
+                      kern->packed.get());
+  }
+  return std::unique_ptr<Kernel>(std::move(kern));
+}
+
+KernelFactory find_x86_kernel(const std::string& op_type) {
+  if (op_type == "MatMul") return &make_MatMul;
+  if (op_type == "Gemm") return &make_Gemm;
+  return nullptr;
+}
+
+}  // namespace tessera::x86

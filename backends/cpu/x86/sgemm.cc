@@ -1,0 +1,292 @@
+// SGEMM driver: ISA choice, packing, the five loops around the micro-kernel, threads.
+// See sgemm.h for the algorithm and its sources.
+#include "backends/cpu/x86/sgemm.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "backends/cpu/thread_pool.h"
+#include "backends/cpu/x86/sgemm_kernels.h"
+
+namespace tessera::cpu {
+
+namespace {
+
+// ---- the portable micro-kernel (any CPU): 4 x 8, plain C++ the compiler may vectorize ----
+constexpr int kGenMr = 4, kGenNr = 8;
+
+void ukernel_generic(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, const SgemmEpilogue& ep) {
+  float acc[kGenMr][kGenNr] = {};
+  for (int64_t p = 0; p < kc; ++p) {
+    for (int i = 0; i < kGenMr; ++i)
+      for (int j = 0; j < kGenNr; ++j) acc[i][j] += a[i] * b[j];
+    a += kGenMr;
+    b += kGenNr;
+  }
+  for (int i = 0; i < kGenMr; ++i) {
+    for (int j = 0; j < kGenNr; ++j) {
+      float r = ep.alpha * acc[i][j] + (ep.bias ? ep.bias[j] : 0.f);
+      if (ep.beta != 0.f) r += ep.beta * c[i * ldc + j];
+      if (ep.relu) r = std::max(r, 0.f);
+      c[i * ldc + j] = r;
+    }
+  }
+}
+
+SgemmKernelInfo generic_kernel() { return {kGenMr, kGenNr, 128, 256, 2048, &ukernel_generic}; }
+
+SgemmIsa resolve(SgemmIsa isa) { return isa == SgemmIsa::kAuto ? sgemm_best_isa() : isa; }
+
+SgemmKernelInfo kernel_for(SgemmIsa isa) {
+  switch (resolve(isa)) {
+#ifdef TSR_SGEMM_X86
+    case SgemmIsa::kAvx512: return sgemm_avx512_kernel();
+    case SgemmIsa::kAvx2: return sgemm_avx2_kernel();
+#endif
+    default: return generic_kernel();
+  }
+}
+
+constexpr size_t kAlign = 64;
+size_t align_up(size_t v) { return (v + kAlign - 1) / kAlign * kAlign; }
+int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
+
+// Per-thread scratch: packed A block, packed B block, one MR x NR edge tile.
+struct ScratchLayout {
+  size_t a_bytes, b_bytes, tile_bytes;
+  size_t per_thread() const { return a_bytes + b_bytes + tile_bytes; }
+};
+
+// Sizes for a thread whose part of C is at most m x n.
+ScratchLayout layout_for(const SgemmKernelInfo& ki, int64_t m, int64_t n, int64_t k) {
+  const int64_t kc = std::min<int64_t>(ki.kc, std::max<int64_t>(k, 1));
+  const int64_t mc = std::min<int64_t>(ki.mc, round_up(std::max<int64_t>(m, 1), ki.mr));
+  const int64_t nc = std::min<int64_t>(ki.nc, round_up(std::max<int64_t>(n, 1), ki.nr));
+  return {align_up(static_cast<size_t>(mc * kc) * sizeof(float)), align_up(static_cast<size_t>(kc * nc) * sizeof(float)),
+          align_up(static_cast<size_t>(ki.mr * ki.nr) * sizeof(float))};
+}
+
+// How the M x N output is cut among `parts` threads: ranges of whole NR columns when there
+// are enough of them, else of whole MR rows.
+struct Split {
+  bool by_columns;
+  int parts;
+  int64_t unit;  // NR or MR
+  int64_t units;
+};
+
+Split split_for(const SgemmKernelInfo& ki, int64_t m, int64_t n, int threads) {
+  const int64_t col_units = (n + ki.nr - 1) / ki.nr, row_units = (m + ki.mr - 1) / ki.mr;
+  Split s;
+  s.by_columns = col_units >= threads || col_units >= row_units;
+  s.unit = s.by_columns ? ki.nr : ki.mr;
+  s.units = s.by_columns ? col_units : row_units;
+  s.parts = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(threads, s.units)));
+  return s;
+}
+
+// Largest part (elements along the split dimension) of a split.
+int64_t max_part(const Split& s, int64_t extent) {
+  return std::min(extent, (s.units + s.parts - 1) / s.parts * s.unit);
+}
+
+// Element (i, p) of op(A), i < m rows, p < k columns, is src[i * rs + p * cs].
+// Packs rows [0, mc) x columns [0, kc) into MR-tall panels: dst[(panel * kc + p) * MR + r],
+// rows past mc zero.
+void pack_a(const float* src, int64_t rs, int64_t cs, int64_t mc, int64_t kc, int mr, float* dst) {
+  for (int64_t i0 = 0; i0 < mc; i0 += mr, dst += kc * mr) {
+    const int rows = static_cast<int>(std::min<int64_t>(mr, mc - i0));
+    if (cs == 1) {  // A not transposed: read each row contiguously, write with stride MR
+      for (int r = 0; r < rows; ++r) {
+        const float* s = src + (i0 + r) * rs;
+        for (int64_t p = 0; p < kc; ++p) dst[p * mr + r] = s[p];
+      }
+    } else {  // A transposed (rs == 1): each p gives MR contiguous values
+      for (int64_t p = 0; p < kc; ++p) {
+        const float* s = src + p * cs + i0;
+        for (int r = 0; r < rows; ++r) dst[p * mr + r] = s[r];
+      }
+    }
+    if (rows < mr)
+      for (int64_t p = 0; p < kc; ++p)
+        for (int r = rows; r < mr; ++r) dst[p * mr + r] = 0.f;
+  }
+}
+
+// Element (p, j) of op(B) is src[p * rs + j * cs]. Packs rows [0, kc) x columns [0, nc) into
+// NR-wide panels: dst[(panel * kc + p) * NR + c], columns past nc zero.
+void pack_b(const float* src, int64_t rs, int64_t cs, int64_t kc, int64_t nc, int nr, float* dst) {
+  for (int64_t j0 = 0; j0 < nc; j0 += nr, dst += kc * nr) {
+    const int cols = static_cast<int>(std::min<int64_t>(nr, nc - j0));
+    if (cs == 1) {  // B not transposed: each p gives NR contiguous values
+      for (int64_t p = 0; p < kc; ++p) {
+        std::memcpy(dst + p * nr, src + p * rs + j0, static_cast<size_t>(cols) * sizeof(float));
+        for (int c = cols; c < nr; ++c) dst[p * nr + c] = 0.f;
+      }
+    } else {  // B transposed (rs == 1): read each column of op(B) contiguously
+      for (int c = 0; c < cols; ++c) {
+        const float* s = src + (j0 + c) * cs;
+        for (int64_t p = 0; p < kc; ++p) dst[p * nr + c] = s[p];
+      }
+      for (int64_t p = 0; p < kc; ++p)
+        for (int c = cols; c < nr; ++c) dst[p * nr + c] = 0.f;
+    }
+  }
+}
+
+// k == 0: C = act(beta * C + bias).
+void scale_only(const SgemmArgs& g, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
+  for (int64_t i = m0; i < m1; ++i) {
+    float* ci = g.c + i * g.ldc;
+    for (int64_t j = n0; j < n1; ++j) {
+      float r = (g.beta != 0.f ? g.beta * ci[j] : 0.f) + (g.bias ? g.bias[j] : 0.f);
+      ci[j] = g.relu ? std::max(r, 0.f) : r;
+    }
+  }
+}
+
+// C[m0:m1, n0:n1] on one thread with its own packing buffers.
+void sgemm_part(const SgemmArgs& g, const SgemmKernelInfo& ki, const ScratchLayout& lay, uint8_t* scratch, int64_t m0,
+                int64_t m1, int64_t n0, int64_t n1) {
+  if (g.k == 0) return scale_only(g, m0, m1, n0, n1);
+  float* pa = reinterpret_cast<float*>(scratch);
+  float* pb = reinterpret_cast<float*>(scratch + lay.a_bytes);
+  float* tile = reinterpret_cast<float*>(scratch + lay.a_bytes + lay.b_bytes);
+  const int mr = ki.mr, nr = ki.nr;
+  // Strides of op(A) (i, p) and op(B) (p, j) in the stored matrices.
+  const int64_t a_rs = g.trans_a ? 1 : g.lda, a_cs = g.trans_a ? g.lda : 1;
+  const int64_t b_rs = g.trans_b ? 1 : g.ldb, b_cs = g.trans_b ? g.ldb : 1;
+  for (int64_t jc = n0; jc < n1; jc += ki.nc) {
+    const int64_t nc = std::min<int64_t>(ki.nc, n1 - jc);
+    for (int64_t pc = 0; pc < g.k; pc += ki.kc) {
+      const int64_t kc = std::min<int64_t>(ki.kc, g.k - pc);
+      const bool first = pc == 0, last = pc + kc == g.k;
+      const float* bblock = pb;
+      if (g.packed_b) bblock = g.packed_b + pc * round_up(g.n, nr) + jc * kc;  // see sgemm_pack_b
+      else pack_b(g.b + pc * b_rs + jc * b_cs, b_rs, b_cs, kc, nc, nr, pb);
+      for (int64_t ic = m0; ic < m1; ic += ki.mc) {
+        const int64_t mc = std::min<int64_t>(ki.mc, m1 - ic);
+        pack_a(g.a + ic * a_rs + pc * a_cs, a_rs, a_cs, mc, kc, mr, pa);
+        for (int64_t jr = 0; jr < nc; jr += nr) {
+          const int64_t cols = std::min<int64_t>(nr, nc - jr);
+          const float* bpanel = bblock + jr * kc;
+          const float* bias = first && g.bias ? g.bias + jc + jr : nullptr;
+          for (int64_t ir = 0; ir < mc; ir += mr) {
+            const int64_t rows = std::min<int64_t>(mr, mc - ir);
+            const float* apanel = pa + ir * kc;
+            float* c = g.c + (ic + ir) * g.ldc + jc + jr;
+            const float beta = first ? g.beta : 1.f;
+            const bool relu = last && g.relu;
+            if (rows == mr && cols == nr) {
+              ki.kernel(kc, apanel, bpanel, c, g.ldc, SgemmEpilogue{g.alpha, beta, bias, relu});
+              continue;
+            }
+            // Edge tile: products into the local tile, then the epilogue on the valid part.
+            ki.kernel(kc, apanel, bpanel, tile, nr, SgemmEpilogue{1.f, 0.f, nullptr, false});
+            for (int64_t i = 0; i < rows; ++i) {
+              float* ci = c + i * g.ldc;
+              for (int64_t j = 0; j < cols; ++j) {
+                float r = g.alpha * tile[i * nr + j] + (bias ? bias[j] : 0.f);
+                if (beta != 0.f) r += beta * ci[j];
+                ci[j] = relu ? std::max(r, 0.f) : r;
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+const char* sgemm_isa_name(SgemmIsa isa) {
+  switch (isa) {
+    case SgemmIsa::kAuto: return "auto";
+    case SgemmIsa::kAvx512: return "avx512";
+    case SgemmIsa::kAvx2: return "avx2";
+    case SgemmIsa::kGeneric: return "generic";
+  }
+  return "?";
+}
+
+bool sgemm_isa_available(SgemmIsa isa) {
+  switch (isa) {
+    case SgemmIsa::kAuto:
+    case SgemmIsa::kGeneric: return true;
+#ifdef TSR_SGEMM_X86
+    case SgemmIsa::kAvx512: return __builtin_cpu_supports("avx512f");
+    case SgemmIsa::kAvx2: return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#endif
+    default: return false;
+  }
+}
+
+SgemmIsa sgemm_best_isa() {
+  static const SgemmIsa best = [] {
+    if (sgemm_isa_available(SgemmIsa::kAvx512)) return SgemmIsa::kAvx512;
+    if (sgemm_isa_available(SgemmIsa::kAvx2)) return SgemmIsa::kAvx2;
+    return SgemmIsa::kGeneric;
+  }();
+  return best;
+}
+
+size_t sgemm_scratch_bytes(int64_t m, int64_t n, int64_t k, int threads, SgemmIsa isa) {
+  const SgemmKernelInfo ki = kernel_for(isa);
+  const Split s = split_for(ki, m, n, std::max(threads, 1));
+  const ScratchLayout lay =
+      layout_for(ki, s.by_columns ? m : max_part(s, m), s.by_columns ? max_part(s, n) : n, k);
+  return lay.per_thread() * static_cast<size_t>(s.parts);
+}
+
+size_t sgemm_packed_b_floats(int64_t n, int64_t k, SgemmIsa isa) {
+  const SgemmKernelInfo ki = kernel_for(isa);
+  return static_cast<size_t>(round_up(n, ki.nr) * k);
+}
+
+void sgemm_pack_b(const float* b, int64_t ldb, bool trans_b, int64_t k, int64_t n, SgemmIsa isa, float* dst) {
+  const SgemmKernelInfo ki = kernel_for(isa);
+  const int64_t rs = trans_b ? 1 : ldb, cs = trans_b ? ldb : 1;
+  for (int64_t pc = 0; pc < k; pc += ki.kc) {
+    const int64_t kc = std::min<int64_t>(ki.kc, k - pc);
+    pack_b(b + pc * rs, rs, cs, kc, n, ki.nr, dst + pc * round_up(n, ki.nr));
+  }
+}
+
+void sgemm(const SgemmArgs& g, void* scratch, ThreadPool* pool, int max_threads) {
+  if (g.m <= 0 || g.n <= 0) return;
+  const SgemmKernelInfo ki = kernel_for(g.isa);
+  int threads = std::max(max_threads, 1);
+  if (pool) threads = std::min(threads, pool->num_threads());
+  else threads = 1;
+  // Small products are not worth waking threads for (~2 MFLOP per extra thread).
+  const double flops = 2.0 * static_cast<double>(g.m) * static_cast<double>(g.n) * static_cast<double>(g.k);
+  threads = static_cast<int>(std::max<double>(1, std::min<double>(threads, flops / 2e6)));
+  const Split s = split_for(ki, g.m, g.n, threads);
+  // Layout as sized for max_threads (>= this run's parts), so it fits the scratch.
+  const Split planned = split_for(ki, g.m, g.n, std::max(max_threads, 1));
+  const ScratchLayout lay_run = layout_for(ki, s.by_columns ? g.m : max_part(s, g.m), s.by_columns ? max_part(s, g.n) : g.n, g.k);
+  const ScratchLayout lay_planned =
+      layout_for(ki, planned.by_columns ? g.m : max_part(planned, g.m), planned.by_columns ? max_part(planned, g.n) : g.n, g.k);
+  // Fewer parts than planned may need bigger per-thread blocks: they must fit in the
+  // planned total (they do: blocks are capped at MC x KC and KC x NC and the total scales
+  // with the parts), else fall back to the planned split.
+  const bool fits = lay_run.per_thread() * static_cast<size_t>(s.parts) <= lay_planned.per_thread() * static_cast<size_t>(planned.parts);
+  const Split use = fits ? s : planned;
+  const ScratchLayout lay = fits ? lay_run : lay_planned;
+  uint8_t* base = static_cast<uint8_t*>(scratch);
+  auto run_parts = [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end; ++t) {
+      const int64_t u0 = use.units * t / use.parts, u1 = use.units * (t + 1) / use.parts;
+      uint8_t* mine = base + lay.per_thread() * static_cast<size_t>(t);
+      if (use.by_columns)
+        sgemm_part(g, ki, lay, mine, 0, g.m, u0 * use.unit, std::min(g.n, u1 * use.unit));
+      else
+        sgemm_part(g, ki, lay, mine, u0 * use.unit, std::min(g.m, u1 * use.unit), 0, g.n);
+    }
+  };
+  if (use.parts == 1 || !pool) run_parts(0, use.parts);
+  else pool->parallel_for(use.parts, run_parts);
+}
+
+}  // namespace tessera::cpu

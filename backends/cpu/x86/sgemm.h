@@ -1,0 +1,89 @@
+// Packed single-precision GEMM for the CPU backend:
+//
+//   C[i, j] = act(alpha * sum_p op(A)[i, p] * op(B)[p, j] + beta * C[i, j] + bias[j])
+//
+// with op(A) M x K, op(B) K x N, C M x N, all row-major with leading dimensions in elements;
+// op(X) = X or X^T (the transpose is taken while packing, so it costs nothing in the inner
+// loop); act = identity or Relu (max(x, 0)). beta == 0 means C is not read (it may hold NaN).
+//
+// Algorithm: Goto & van de Geijn, "Anatomy of High-Performance Matrix Multiplication", ACM
+// TOMS 34(3), 2008, in the loop order of BLIS (Van Zee & van de Geijn, "BLIS: A Framework for
+// Rapidly Instantiating BLAS Functionality", ACM TOMS 41(3), 2015):
+//   for jc in N step NC            (B block KC x NC, kept in L3)
+//     for pc in K step KC          pack B(pc.., jc..) into NR-wide panels
+//       for ic in M step MC        pack A(ic.., pc..) into MR-tall panels (A block in L2)
+//         for jr in NC step NR     (B micro-panel KC x NR in L1)
+//           for ir in MC step MR   micro-kernel: an MR x NR tile of C in registers
+// beta and bias are applied on the first KC pass, Relu on the last, inside the micro-kernel
+// while the tile is in registers (a fused epilogue).
+//
+// ISAs: an AVX-512F micro-kernel (14 x 32: 28 zmm accumulators), an AVX2+FMA one (6 x 16:
+// 12 ymm accumulators), each compiled with its own flags in its own file and chosen at run
+// time with __builtin_cpu_supports, and a portable C++ one (4 x 8) for any other CPU.
+//
+// Threads: the M x N output is split into as many parts as the pool has threads (whole
+// NR-column or MR-row panels); each thread packs its own panels in its own slice of the
+// scratch, so a run allocates nothing.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace tessera {
+
+class ThreadPool;
+
+namespace cpu {
+
+enum class SgemmIsa { kAuto, kAvx512, kAvx2, kGeneric };
+
+/// Name of an ISA path ("avx512", "avx2", "generic", "auto").
+const char* sgemm_isa_name(SgemmIsa isa);
+/// True if this build has the path and this CPU can run it (kAuto and kGeneric: always).
+bool sgemm_isa_available(SgemmIsa isa);
+/// The path kAuto picks on this CPU: AVX-512F, else AVX2+FMA, else generic.
+SgemmIsa sgemm_best_isa();
+
+struct SgemmArgs {
+  int64_t m = 0, n = 0, k = 0;     // op(A) is m x k, op(B) k x n, C m x n; each >= 0
+  const float* a = nullptr;        // A: m x k (lda >= k), or k x m when trans_a (lda >= m)
+  int64_t lda = 0;
+  bool trans_a = false;
+  const float* b = nullptr;        // B: k x n (ldb >= n), or n x k when trans_b (ldb >= k)
+  int64_t ldb = 0;
+  bool trans_b = false;
+  float* c = nullptr;              // C: m x n, ldc >= n; must not overlap A or B
+  int64_t ldc = 0;
+  float alpha = 1.f, beta = 0.f;   // beta == 0: C is write-only
+  const float* bias = nullptr;     // n values added to every row, or nullptr
+  bool relu = false;               // apply max(x, 0) last
+  SgemmIsa isa = SgemmIsa::kAuto;  // force a path (tests); kAuto: sgemm_best_isa()
+  /// op(B) already packed by sgemm_pack_b for this ISA path (b, ldb, trans_b are then not
+  /// read), or nullptr.
+  const float* packed_b = nullptr;
+};
+
+/// Floats sgemm_pack_b writes for a k x n op(B): k * round_up(n, NR of the path).
+size_t sgemm_packed_b_floats(int64_t n, int64_t k, SgemmIsa isa = SgemmIsa::kAuto);
+
+/// Packs op(B) (k x n; B stored k x n, or n x k when trans_b, leading dimension ldb) once,
+/// for reuse by every sgemm call with the same B and path (weight pre-packing at plan time).
+/// Layout: for each KC block of rows starting at pc, round_up(n, NR) / NR panels of
+/// (rows of the block) x NR floats, zero-padded; dst holds sgemm_packed_b_floats() floats,
+/// 64-byte aligned.
+void sgemm_pack_b(const float* b, int64_t ldb, bool trans_b, int64_t k, int64_t n, SgemmIsa isa, float* dst);
+
+/// Bytes of scratch sgemm() needs for these sizes on `threads` threads with this ISA path
+/// (packed A and B blocks per thread, 64-byte aligned). Depends only on m, n, k, threads
+/// and the path, so a kernel can ask at plan time.
+size_t sgemm_scratch_bytes(int64_t m, int64_t n, int64_t k, int threads, SgemmIsa isa = SgemmIsa::kAuto);
+
+/// Computes the product above. `scratch` holds sgemm_scratch_bytes(m, n, k, max_threads,
+/// isa) bytes, 64-byte aligned; at most max_threads threads of `pool` are used (pool may be
+/// null: one thread). Precondition (not checked at run time; the callers' plans ensure it):
+/// sizes and leading dimensions as documented, scratch large enough, the forced ISA
+/// available.
+void sgemm(const SgemmArgs& args, void* scratch, ThreadPool* pool, int max_threads);
+
+}  // namespace cpu
+}  // namespace tessera

@@ -1,0 +1,60 @@
+// AVX-512F SGEMM micro-kernel, 14 x 32: 28 zmm accumulators (14 rows x 2 vectors of 16
+// floats), 2 zmm for the B row, A broadcast from memory; per p: 2 loads, 14 broadcasts,
+// 28 FMAs, enough independent FMAs to cover 4-cycle latency on 2 FMA ports (needs >= 8).
+// Compiled with -mavx512f -mfma (this file only); called only when the CPU has AVX-512F.
+#include <immintrin.h>
+
+#include "backends/cpu/x86/sgemm_kernels.h"
+
+namespace tessera::cpu {
+
+namespace {
+
+constexpr int kMr = 14, kNr = 32;
+
+void ukernel_14x32(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, const SgemmEpilogue& ep) {
+  __m512 acc[kMr][2];
+#pragma GCC unroll 14
+  for (int i = 0; i < kMr; ++i) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
+#pragma GCC unroll 14
+  for (int i = 0; i < kMr; ++i) _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc), _MM_HINT_T0);
+  for (int64_t p = 0; p < kc; ++p) {
+    // acc[i][v] += a[p][i] * b[p][16v .. 16v+15]
+    const __m512 b0 = _mm512_load_ps(b), b1 = _mm512_load_ps(b + 16);
+#pragma GCC unroll 14
+    for (int i = 0; i < kMr; ++i) {
+      const __m512 ai = _mm512_set1_ps(a[i]);
+      acc[i][0] = _mm512_fmadd_ps(ai, b0, acc[i][0]);
+      acc[i][1] = _mm512_fmadd_ps(ai, b1, acc[i][1]);
+    }
+    a += kMr;
+    b += kNr;
+  }
+  // C = act(alpha * acc + beta * C + bias)
+  const __m512 alpha = _mm512_set1_ps(ep.alpha), beta = _mm512_set1_ps(ep.beta), zero = _mm512_setzero_ps();
+  const __m512 bias0 = ep.bias ? _mm512_loadu_ps(ep.bias) : zero, bias1 = ep.bias ? _mm512_loadu_ps(ep.bias + 16) : zero;
+  const bool read_c = ep.beta != 0.f;
+#pragma GCC unroll 14
+  for (int i = 0; i < kMr; ++i) {
+    float* ci = c + i * ldc;
+    __m512 r0 = _mm512_fmadd_ps(alpha, acc[i][0], bias0), r1 = _mm512_fmadd_ps(alpha, acc[i][1], bias1);
+    if (read_c) {
+      r0 = _mm512_fmadd_ps(beta, _mm512_loadu_ps(ci), r0);
+      r1 = _mm512_fmadd_ps(beta, _mm512_loadu_ps(ci + 16), r1);
+    }
+    if (ep.relu) {
+      r0 = _mm512_max_ps(r0, zero);
+      r1 = _mm512_max_ps(r1, zero);
+    }
+    _mm512_storeu_ps(ci, r0);
+    _mm512_storeu_ps(ci + 16, r1);
+  }
+}
+
+}  // namespace
+
+// MC x KC of A (336 x 256 x 4 B = 336 KiB) sits in L2; the KC x NR micro-panel of B
+// (256 x 32 x 4 B = 32 KiB) in L1.
+SgemmKernelInfo sgemm_avx512_kernel() { return {kMr, kNr, 336, 256, 2048, &ukernel_14x32}; }
+
+}  // namespace tessera::cpu

@@ -1,0 +1,39 @@
+// Internal to the SGEMM: the micro-kernel interface shared by sgemm.cc and the per-ISA
+// micro-kernel files (sgemm_avx512.cc, sgemm_avx2.cc), which are compiled with their own
+// -m flags and must only be called after a CPU feature check.
+#pragma once
+
+#include <cstdint>
+
+namespace tessera::cpu {
+
+/// What the micro-kernel does with its MR x NR tile of products `acc` (in registers):
+///   C[i][j] = act(alpha * acc[i][j] + beta * C[i][j] + bias[j])
+/// beta == 0: C is not read. bias: NR values or nullptr. act: Relu when relu, else identity.
+struct SgemmEpilogue {
+  float alpha;
+  float beta;
+  const float* bias;
+  bool relu;
+};
+
+/// acc = sum over p < kc of a[p*MR + i] * b[p*NR + j]: `a` is a packed MR-tall panel (kc
+/// columns of MR floats), `b` a packed NR-wide panel (kc rows of NR floats), both 64-byte
+/// aligned; c is a full MR x NR tile with row stride ldc (elements).
+using SgemmMicroKernel = void (*)(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
+                                  const SgemmEpilogue& ep);
+
+/// A micro-kernel with its register block (MR x NR) and cache blocks (MC, KC, NC; MC a
+/// multiple of MR, NC of NR).
+struct SgemmKernelInfo {
+  int mr, nr, mc, kc, nc;
+  SgemmMicroKernel kernel;
+};
+
+#if defined(__x86_64__) || defined(_M_X64)
+#define TSR_SGEMM_X86 1
+SgemmKernelInfo sgemm_avx512_kernel();  // AVX-512F: 14 x 32
+SgemmKernelInfo sgemm_avx2_kernel();    // AVX2 + FMA: 6 x 16
+#endif
+
+}  // namespace tessera::cpu

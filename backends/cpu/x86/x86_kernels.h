@@ -1,0 +1,21 @@
+// Optimized x86 kernels of the CPU backend. The backend asks find_x86_kernel(op) first; a
+// factory returns a null kernel (not an error) for a node it does not handle (another dtype
+// or shape), and the backend then uses the reference kernel. Each kernel file sits beside
+// its reference (backends/cpu/ref/<op>.cc) and is tested against it.
+#pragma once
+
+#include <string>
+
+#include "backends/backend.h"
+
+namespace tessera::x86 {
+
+/// MatMul (ONNX MatMul-1/9/13, numpy.matmul), float32, on the packed SGEMM.
+Result<std::unique_ptr<Kernel>> make_MatMul(const CompileContext& ctx);
+/// Gemm (ONNX Gemm-7/9/11/13), float32, on the packed SGEMM.
+Result<std::unique_ptr<Kernel>> make_Gemm(const CompileContext& ctx);
+
+/// The optimized factory for `op_type`, or nullptr.
+KernelFactory find_x86_kernel(const std::string& op_type);
+
+}  // namespace tessera::x86

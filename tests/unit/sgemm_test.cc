@@ -1,0 +1,167 @@
+// The packed SGEMM (backends/cpu/x86/sgemm.h) against a plain triple loop in double, on
+// random inputs over many shapes, for every ISA path this CPU can run (each forced), with
+// and without threads. Tolerance: the floating-point summation bound
+//   |err| <= (k + 3) * eps32 * (|alpha| * sum_p |a||b| + |beta * c| + |bias|)
+// (Higham, "Accuracy and Stability of Numerical Algorithms", 2002, section 3.1), times 2.
+#include "backends/cpu/x86/sgemm.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "backends/cpu/thread_pool.h"
+
+namespace tessera::cpu {
+namespace {
+
+struct Case {
+  int64_t m, n, k;
+  bool ta, tb;
+  float alpha, beta;
+  bool bias, relu;
+  int64_t pad = 0;  // extra leading-dimension elements
+};
+
+std::vector<SgemmIsa> available_isas() {
+  std::vector<SgemmIsa> v;
+  for (SgemmIsa isa : {SgemmIsa::kAvx512, SgemmIsa::kAvx2, SgemmIsa::kGeneric})
+    if (sgemm_isa_available(isa)) v.push_back(isa);
+  return v;
+}
+
+// Runs one case on one path; returns the number of elements out of bound (reported).
+void check(const Case& cs, SgemmIsa isa, ThreadPool* pool, int threads, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.f, 1.f);
+  const int64_t a_rows = cs.ta ? cs.k : cs.m, a_cols = cs.ta ? cs.m : cs.k;
+  const int64_t b_rows = cs.tb ? cs.n : cs.k, b_cols = cs.tb ? cs.k : cs.n;
+  const int64_t lda = a_cols + cs.pad, ldb = b_cols + cs.pad, ldc = cs.n + cs.pad;
+  std::vector<float> a(static_cast<size_t>(std::max<int64_t>(a_rows * lda, 1))), b(static_cast<size_t>(std::max<int64_t>(b_rows * ldb, 1)));
+  std::vector<float> c(static_cast<size_t>(std::max<int64_t>(cs.m * ldc, 1))), bias(static_cast<size_t>(std::max<int64_t>(cs.n, 1)));
+  for (float& x : a) x = dist(rng);
+  for (float& x : b) x = dist(rng);
+  for (float& x : bias) x = dist(rng);
+  for (float& x : c) x = cs.beta == 0.f ? std::numeric_limits<float>::quiet_NaN() : dist(rng);  // beta 0: C unread
+  const std::vector<float> c0 = c;
+
+  SgemmArgs g;
+  g.m = cs.m; g.n = cs.n; g.k = cs.k;
+  g.a = a.data(); g.lda = lda; g.trans_a = cs.ta;
+  g.b = b.data(); g.ldb = ldb; g.trans_b = cs.tb;
+  g.c = c.data(); g.ldc = ldc;
+  g.alpha = cs.alpha; g.beta = cs.beta;
+  g.bias = cs.bias ? bias.data() : nullptr;
+  g.relu = cs.relu;
+  g.isa = isa;
+  const size_t bytes = sgemm_scratch_bytes(cs.m, cs.n, cs.k, threads, isa);
+  std::vector<uint8_t> scratch_store(bytes + 64 + 256, 0xEE);
+  uint8_t* scratch = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(scratch_store.data()) + 63) / 64 * 64);
+  // Guard bytes after the scratch: the GEMM must stay within what it asked for.
+  std::fill(scratch + bytes, scratch + bytes + 128, uint8_t{0xA5});
+  sgemm(g, scratch, pool, threads);
+  for (size_t i = 0; i < 128; ++i) ASSERT_EQ(scratch[bytes + i], 0xA5) << "wrote past its scratch";
+
+  const double eps = std::numeric_limits<float>::epsilon();
+  int bad = 0;
+  for (int64_t i = 0; i < cs.m; ++i) {
+    for (int64_t j = 0; j < cs.n; ++j) {
+      double acc = 0, mag = 0;
+      for (int64_t p = 0; p < cs.k; ++p) {
+        const double av = cs.ta ? a[p * lda + i] : a[i * lda + p];
+        const double bv = cs.tb ? b[j * ldb + p] : b[p * ldb + j];
+        acc += av * bv;
+        mag += std::fabs(av * bv);
+      }
+      double want = cs.alpha * acc, scale = std::fabs(cs.alpha) * mag;
+      if (cs.beta != 0.f) { want += cs.beta * c0[i * ldc + j]; scale += std::fabs(cs.beta * c0[i * ldc + j]); }
+      if (cs.bias) { want += bias[j]; scale += std::fabs(bias[j]); }
+      if (cs.relu) want = std::max(want, 0.0);
+      const double tol = 2.0 * (static_cast<double>(cs.k) + 3) * eps * scale + 1e-30;
+      const double got = c[i * ldc + j];
+      if (!(std::fabs(got - want) <= tol) && ++bad <= 3)
+        ADD_FAILURE() << sgemm_isa_name(isa) << " threads=" << threads << " m=" << cs.m << " n=" << cs.n << " k=" << cs.k
+                      << " ta=" << cs.ta << " tb=" << cs.tb << " beta=" << cs.beta << " bias=" << cs.bias
+                      << " relu=" << cs.relu << " at (" << i << "," << j << "): got " << got << " want " << want
+                      << " tol " << tol;
+    }
+    // Padding columns of C are never written.
+    for (int64_t j = cs.n; j < ldc; ++j) {
+      const float before = c0[i * ldc + j], after = c[i * ldc + j];
+      EXPECT_TRUE(std::memcmp(&before, &after, sizeof(float)) == 0) << "wrote C padding at (" << i << "," << j << ")";
+    }
+  }
+}
+
+std::vector<Case> shapes() {
+  std::vector<Case> v;
+  const int64_t dims[][3] = {{1, 1, 1},   {1, 1, 7},    {1, 33, 17},  {5, 1, 9},    {17, 33, 65}, {14, 32, 256},
+                             {15, 33, 257}, {28, 64, 3}, {6, 16, 1},   {7, 17, 300}, {100, 3, 50}, {3, 100, 50},
+                             {64, 64, 64}, {129, 70, 513}, {337, 40, 20}, {20, 2049, 5}, {1, 300, 600}, {300, 1, 600}};
+  for (auto& d : dims)
+    for (int t = 0; t < 4; ++t)
+      v.push_back({d[0], d[1], d[2], (t & 1) != 0, (t & 2) != 0, 1.f, 0.f, false, false});
+  // Epilogue variants on odd sizes.
+  for (auto& d : {std::array<int64_t, 3>{17, 33, 65}, std::array<int64_t, 3>{29, 45, 300}}) {
+    v.push_back({d[0], d[1], d[2], false, false, 1.f, 1.f, false, false});
+    v.push_back({d[0], d[1], d[2], false, true, 0.5f, 1.f, true, false});
+    v.push_back({d[0], d[1], d[2], true, false, -2.f, 0.25f, true, true});
+    v.push_back({d[0], d[1], d[2], false, false, 1.f, 0.f, true, true});
+    v.push_back({d[0], d[1], d[2], true, true, 1.5f, 1.f, false, true, 3});
+  }
+  v.push_back({8, 9, 0, false, false, 1.f, 0.5f, true, true});  // k = 0: C = relu(beta C + bias)
+  v.push_back({0, 9, 4, false, false, 1.f, 0.f, false, false});
+  v.push_back({9, 0, 4, false, false, 1.f, 0.f, false, false});
+  return v;
+}
+
+TEST(Sgemm, AvailablePaths) {
+  // On x86-64 with AVX-512 (the development machine) all three paths must be exercised.
+  EXPECT_TRUE(sgemm_isa_available(SgemmIsa::kGeneric));
+  EXPECT_TRUE(sgemm_isa_available(sgemm_best_isa()));
+#if defined(__x86_64__)
+  if (__builtin_cpu_supports("avx512f")) {
+    EXPECT_EQ(sgemm_best_isa(), SgemmIsa::kAvx512);
+  }
+#endif
+  for (SgemmIsa isa : available_isas()) std::printf("[ path ] %s\n", sgemm_isa_name(isa));
+}
+
+TEST(Sgemm, ManyShapesEveryPathOneThread) {
+  uint32_t seed = 1;
+  for (SgemmIsa isa : available_isas())
+    for (const Case& cs : shapes()) check(cs, isa, nullptr, 1, seed++);
+}
+
+TEST(Sgemm, ManyShapesEveryPathThreads) {
+  ThreadPool pool(3);
+  uint32_t seed = 1000;
+  for (SgemmIsa isa : available_isas())
+    for (const Case& cs : shapes()) check(cs, isa, &pool, 3, seed++);
+}
+
+TEST(Sgemm, Large512EveryPath) {
+  ThreadPool pool(2);
+  uint32_t seed = 77;
+  for (SgemmIsa isa : available_isas()) {
+    check({512, 512, 512, false, false, 1.f, 0.f, false, false}, isa, &pool, 2, seed++);
+    check({512, 512, 512, true, true, 1.f, 1.f, true, true}, isa, nullptr, 1, seed++);
+  }
+}
+
+TEST(Sgemm, FewerPoolThreadsThanPlanned) {
+  // Scratch sized for 4 threads, run on a pool of 2 and without a pool.
+  ThreadPool pool(2);
+  for (SgemmIsa isa : available_isas()) {
+    check({200, 300, 100, false, false, 1.f, 0.f, true, false}, isa, &pool, 4, 5);
+    check({200, 300, 100, false, false, 1.f, 0.f, true, false}, isa, nullptr, 4, 6);
+  }
+}
+
+}  // namespace
+}  // namespace tessera::cpu

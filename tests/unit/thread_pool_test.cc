@@ -1,0 +1,118 @@
+// ThreadPool: every index covered exactly once, ranges contiguous and balanced, threads
+// reused across calls (no thread per call), nested calls run inline, null pool runs inline.
+#include "backends/cpu/thread_pool.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <set>
+#include <thread>
+#include <vector>
+
+namespace tessera {
+namespace {
+
+TEST(ThreadPool, CoversEveryIndexOnce) {
+  for (int threads : {1, 2, 3, 4, 7}) {
+    ThreadPool pool(threads);
+    EXPECT_EQ(pool.num_threads(), threads);
+    for (int64_t n : {0, 1, 2, 3, 5, 8, 100, 1001}) {
+      std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
+      std::atomic<int> calls{0};
+      std::atomic<int64_t> min_len{n + 1}, max_len{0};
+      pool.parallel_for(n, [&](int64_t b, int64_t e) {
+        ASSERT_LE(0, b);
+        ASSERT_LT(b, e);
+        ASSERT_LE(e, n);
+        for (int64_t i = b; i < e; ++i) hits[static_cast<size_t>(i)]++;
+        ++calls;
+        int64_t len = e - b, cur = min_len.load();
+        while (len < cur && !min_len.compare_exchange_weak(cur, len)) {}
+        cur = max_len.load();
+        while (len > cur && !max_len.compare_exchange_weak(cur, len)) {}
+      });
+      for (int64_t i = 0; i < n; ++i) EXPECT_EQ(hits[static_cast<size_t>(i)].load(), 1) << "n=" << n << " i=" << i;
+      EXPECT_EQ(calls.load(), static_cast<int>(std::min<int64_t>(n, threads))) << "n=" << n;
+      if (n > 0) {
+        EXPECT_LE(max_len.load() - min_len.load(), 1) << "chunks are balanced";
+      }
+    }
+  }
+}
+
+TEST(ThreadPool, ZeroMeansPhysicalCores) {
+  ThreadPool pool(0);
+  EXPECT_EQ(pool.num_threads(), physical_core_count());
+  EXPECT_GE(pool.num_threads(), 1);
+}
+
+TEST(ThreadPool, ThreadsPersistAcrossCalls) {
+  ThreadPool pool(3);
+  std::set<std::thread::id> ids;
+  std::mutex mu;
+  for (int rep = 0; rep < 200; ++rep) {
+    pool.parallel_for(3, [&](int64_t, int64_t) {
+      std::lock_guard<std::mutex> lock(mu);
+      ids.insert(std::this_thread::get_id());
+    });
+  }
+  // The caller plus at most 2 workers, whatever the number of calls.
+  EXPECT_LE(ids.size(), 3u);
+  EXPECT_TRUE(ids.count(std::this_thread::get_id()));
+}
+
+TEST(ThreadPool, UsesWorkersInParallel) {
+  ThreadPool pool(2);
+  std::atomic<int> arrived{0};
+  std::atomic<bool> both{false};
+  // Each chunk waits (bounded) until the other has started: only true parallel execution
+  // sees both arrive.
+  pool.parallel_for(2, [&](int64_t, int64_t) {
+    ++arrived;
+    for (int i = 0; i < 2000000 && arrived.load() < 2; ++i) std::this_thread::yield();
+    if (arrived.load() == 2) both = true;
+  });
+  EXPECT_TRUE(both.load());
+}
+
+TEST(ThreadPool, NestedCallRunsInline) {
+  ThreadPool pool(2);
+  std::atomic<int> inner_calls{0}, inner_items{0};
+  pool.parallel_for(2, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i)
+      pool.parallel_for(10, [&](int64_t ib, int64_t ie) {
+        ++inner_calls;
+        inner_items += static_cast<int>(ie - ib);
+      });
+  });
+  EXPECT_EQ(inner_calls.load(), 2);  // one inline call per outer index
+  EXPECT_EQ(inner_items.load(), 20);
+}
+
+TEST(ThreadPool, NullPoolRunsInline) {
+  int calls = 0;
+  int64_t seen_b = -1, seen_e = -1;
+  parallel_for(nullptr, 17, [&](int64_t b, int64_t e) { ++calls; seen_b = b; seen_e = e; });
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(seen_b, 0);
+  EXPECT_EQ(seen_e, 17);
+  parallel_for(nullptr, 0, [&](int64_t, int64_t) { ++calls; });
+  EXPECT_EQ(calls, 1);
+}
+
+TEST(ThreadPool, ConcurrentCallersBothFinish) {
+  ThreadPool pool(2);
+  std::atomic<int64_t> total{0};
+  auto job = [&] {
+    for (int rep = 0; rep < 100; ++rep)
+      pool.parallel_for(64, [&](int64_t b, int64_t e) { total += e - b; });
+  };
+  std::thread other(job);
+  job();
+  other.join();
+  EXPECT_EQ(total.load(), 2 * 100 * 64);
+}
+
+}  // namespace
+}  // namespace tessera
