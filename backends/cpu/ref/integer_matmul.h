@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "backends/cpu/matmul_batches.h"
 #include "backends/cpu/ref/quant_util.h"
 
 namespace tessera::ref {
@@ -17,41 +18,13 @@ struct IntMatMulGeometry {
   std::vector<int64_t> a_off, b_off;  // per output batch: element offsets into A and B
 
   static Result<IntMatMulGeometry> of(const Shape& a_shape, const Shape& b_shape) {
-    Shape as = a_shape, bs = b_shape;
-    if (as.size() == 1) as.insert(as.begin(), 1);
-    if (bs.size() == 1) bs.push_back(1);
+    TSR_ASSIGN_OR_RETURN(MatMulBatches mb, MatMulBatches::of(a_shape, b_shape));
     IntMatMulGeometry g;
-    g.m = as[as.size() - 2];
-    g.k = as.back();
-    g.n = bs.back();
-    const Shape ab(as.begin(), as.end() - 2), bb(bs.begin(), bs.end() - 2);
-    TSR_ASSIGN_OR_RETURN(Shape batch, broadcast_shapes(ab, bb));
-    const size_t r = batch.size();
-    auto strides = [&](const Shape& own, int64_t mat) {
-      Shape full(r - own.size(), 1);
-      full.insert(full.end(), own.begin(), own.end());
-      std::vector<int64_t> st(r, 0);
-      int64_t s = mat;
-      for (size_t d = r; d-- > 0;) {
-        st[d] = full[d] == 1 ? 0 : s;
-        s *= full[d];
-      }
-      return st;
-    };
-    const std::vector<int64_t> sa = strides(ab, g.m * g.k), sb = strides(bb, g.k * g.n);
-    int64_t batches = 1;
-    for (int64_t d : batch) batches *= d;
-    for (int64_t i = 0; i < batches; ++i) {
-      int64_t rem = i, ao = 0, bo = 0;
-      for (size_t d = r; d-- > 0;) {
-        const int64_t c = rem % batch[d];
-        rem /= batch[d];
-        ao += c * sa[d];
-        bo += c * sb[d];
-      }
-      g.a_off.push_back(ao);
-      g.b_off.push_back(bo);
-    }
+    g.m = mb.m;
+    g.k = mb.k;
+    g.n = mb.n;
+    g.a_off = std::move(mb.a_off);
+    g.b_off = std::move(mb.b_off);
     return g;
   }
 

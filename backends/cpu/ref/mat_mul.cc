@@ -3,48 +3,15 @@
 // the element type for integers, which wrap like numpy's).
 #include <type_traits>
 
+#include "backends/cpu/matmul_batches.h"
 #include "backends/cpu/ref/ref_kernels.h"
 
 namespace tessera::ref {
 
 Result<std::unique_ptr<Kernel>> make_MatMul(const CompileContext& ctx) {
-  Shape as = ctx.input(0).shape, bs = ctx.input(1).shape;
-  if (as.size() == 1) as.insert(as.begin(), 1);
-  if (bs.size() == 1) bs.push_back(1);
-  const int64_t m = as[as.size() - 2], kdim = as.back(), n = bs.back();
-  // Element offsets of each output batch into A and B (broadcast dims repeat an offset),
-  // computed once here so that run() does no index arithmetic on shapes.
-  const Shape a_batch(as.begin(), as.end() - 2), b_batch(bs.begin(), bs.end() - 2);
-  TSR_ASSIGN_OR_RETURN(Shape batch, broadcast_shapes(a_batch, b_batch));
-  int64_t batches = 1;
-  for (int64_t d : batch) batches *= d;
-  const size_t r = batch.size();
-  // The batch dims of A and B right-aligned to the output's (leading 1s added), and their
-  // element strides, 0 along broadcast dims.
-  auto batch_strides = [&](const Shape& own, int64_t matrix_size) {
-    Shape full(r - own.size(), 1);
-    full.insert(full.end(), own.begin(), own.end());
-    std::vector<int64_t> st(r, 0);
-    int64_t s = matrix_size;
-    for (size_t d = r; d-- > 0;) {
-      st[d] = full[d] == 1 ? 0 : s;
-      s *= full[d];
-    }
-    return st;
-  };
-  const std::vector<int64_t> a_st = batch_strides(a_batch, m * kdim), b_st = batch_strides(b_batch, kdim * n);
-  std::vector<int64_t> a_off(static_cast<size_t>(batches)), b_off(static_cast<size_t>(batches));
-  for (int64_t i = 0; i < batches; ++i) {
-    int64_t rem = i, ao = 0, bo = 0;
-    for (size_t d = r; d-- > 0;) {
-      const int64_t coord = rem % batch[d];
-      rem /= batch[d];
-      ao += coord * a_st[d];
-      bo += coord * b_st[d];
-    }
-    a_off[static_cast<size_t>(i)] = ao;
-    b_off[static_cast<size_t>(i)] = bo;
-  }
+  TSR_ASSIGN_OR_RETURN(const MatMulBatches g, MatMulBatches::of(ctx.input(0).shape, ctx.input(1).shape));
+  const int64_t m = g.m, kdim = g.k, n = g.n, batches = g.batches;
+  const std::vector<int64_t> a_off = g.a_off, b_off = g.b_off;
   const DType dtype = ctx.input(0).dtype;
   return make_fn_kernel([=](const KernelContext& k) {
     return dispatch_numeric(dtype, [&](auto tag) -> Status {

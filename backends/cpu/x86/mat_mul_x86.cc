@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "backends/cpu/thread_pool.h"
+#include "backends/cpu/matmul_batches.h"
 #include "backends/cpu/x86/sgemm.h"
 #include "backends/cpu/x86/x86_kernels.h"
 #include "runtime/ops/op_schema.h"
@@ -71,51 +72,20 @@ Result<std::unique_ptr<Kernel>> make_MatMul(const CompileContext& ctx) {
     return std::unique_ptr<Kernel>();
   Shape as = ctx.input(0).shape, bs = ctx.input(1).shape;
   if (as.empty() || bs.empty()) return std::unique_ptr<Kernel>();
-  if (as.size() == 1) as.insert(as.begin(), 1);
-  if (bs.size() == 1) bs.push_back(1);
+  TSR_ASSIGN_OR_RETURN(MatMulBatches g, MatMulBatches::of(as, bs));
   auto kern = std::make_unique<MatMulKernel>();
-  kern->m = as[as.size() - 2];
-  kern->k = as.back();
-  kern->n = bs.back();
-  if (bs[bs.size() - 2] != kern->k) return ctx.error("MatMul inner dimensions differ");
-  const Shape a_batch(as.begin(), as.end() - 2), b_batch(bs.begin(), bs.end() - 2);
-  TSR_ASSIGN_OR_RETURN(Shape batch, broadcast_shapes(a_batch, b_batch));
-  for (int64_t d : batch) kern->batches *= d;
+  kern->m = g.m;
+  kern->k = g.k;
+  kern->n = g.n;
+  if (bs.size() >= 2 && bs[bs.size() - 2] != kern->k) return ctx.error("MatMul inner dimensions differ");
+  kern->batches = g.batches;
   kern->threads = ctx.threads;
   kern->isa = cpu::sgemm_best_isa();
-  int64_t b_batches = 1;
-  for (int64_t d : b_batch) b_batches *= d;
-  int64_t a_batches = 1;
-  for (int64_t d : a_batch) a_batches *= d;
   // B shared by every batch and A not broadcast: one tall GEMM.
-  kern->fold_batch = b_batches == 1 && a_batches == kern->batches;
+  kern->fold_batch = g.b_batches == 1 && g.a_batches == kern->batches;
   if (!kern->fold_batch) {
-    const size_t r = batch.size();
-    auto batch_strides = [&](const Shape& own, int64_t matrix_size) {
-      Shape full(r - own.size(), 1);
-      full.insert(full.end(), own.begin(), own.end());
-      std::vector<int64_t> st(r, 0);
-      int64_t s = matrix_size;
-      for (size_t d = r; d-- > 0;) {
-        st[d] = full[d] == 1 ? 0 : s;
-        s *= full[d];
-      }
-      return st;
-    };
-    const std::vector<int64_t> a_st = batch_strides(a_batch, kern->m * kern->k), b_st = batch_strides(b_batch, kern->k * kern->n);
-    kern->a_off.resize(static_cast<size_t>(kern->batches));
-    kern->b_off.resize(static_cast<size_t>(kern->batches));
-    for (int64_t i = 0; i < kern->batches; ++i) {
-      int64_t rem = i, ao = 0, bo = 0;
-      for (size_t d = r; d-- > 0;) {
-        const int64_t coord = rem % batch[d];
-        rem /= batch[d];
-        ao += coord * a_st[d];
-        bo += coord * b_st[d];
-      }
-      kern->a_off[static_cast<size_t>(i)] = ao;
-      kern->b_off[static_cast<size_t>(i)] = bo;
-    }
+    kern->a_off = std::move(g.a_off);
+    kern->b_off = std::move(g.b_off);
   }
   const int64_t gemm_m = kern->fold_batch ? kern->m * kern->batches : kern->m;
   kern->scratch = cpu::sgemm_scratch_bytes(gemm_m, kern->n, kern->k, kern->threads, kern->isa);
