@@ -25,6 +25,9 @@ Cases:
   unsorted_chain    100000 nodes listed last-to-first: converted (iterative sort), runs right.
   hostile_external  external data through a symlink out of the folder, a FIFO, a claimed
                     size larger than the data: each a clean error, no hang, no huge allocation.
+  bench_json        `tessera bench --json` gives every timed run in "runs_ms" (in run order,
+                    one per --runs), consistent with its median_ms and min_ms; the benchmark
+                    bench/cpu_vs_onnxruntime pools these over several processes.
 Exit status: 0 pass, 1 fail, 77 skip (packages missing; the reason is printed).
 """
 import argparse
@@ -360,6 +363,30 @@ def case_hostile_external(args):
         raise Failure("the claimed size is not reported")
     if peak_kb > 500_000:
         raise Failure(f"converting a 16-byte tensor that claims 2 GB peaked at {peak_kb} kB")
+
+
+def case_bench_json(args):
+    import json
+    import statistics
+    w = args.work_dir
+    m = model_of([helper.make_node("MatMul", ["x", "W"], ["y"])],
+                 [helper.make_tensor_value_info("x", TensorProto.FLOAT, [16, 32])],
+                 [helper.make_tensor_value_info("y", TensorProto.FLOAT, [16, 8])], {"W": rnd(32, 8, seed=1)})
+    onnx_path, tsr = os.path.join(w, "model.onnx"), os.path.join(w, "model.tsr")
+    onnx.save(m, onnx_path)
+    sh([args.tessera, "convert", onnx_path, "-o", tsr])
+    x = save_npy(os.path.join(w, "x.npy"), rnd(16, 32, seed=2))
+    for runs in (1, 4):
+        out = sh([args.tessera, "bench", tsr, "--input", f"x={x}", "--runs", runs, "--warmup", 0, "--json"])
+        res = json.loads(out.strip().splitlines()[-1])
+        ms = res.get("runs_ms")
+        if not isinstance(ms, list) or len(ms) != runs or res.get("runs") != runs:
+            raise Failure(f"--runs {runs}: runs_ms {ms!r}, runs {res.get('runs')!r}")
+        if not all(isinstance(v, (int, float)) and 0 <= v < 60000 for v in ms):
+            raise Failure(f"runs_ms holds a value that is not a time in ms: {ms}")
+        # The JSON prints 3 decimals of each number: allow that rounding.
+        if abs(statistics.median(ms) - res["median_ms"]) > 2e-3 or abs(min(ms) - res["min_ms"]) > 2e-3:
+            raise Failure(f"runs_ms {ms} disagrees with median_ms {res['median_ms']} / min_ms {res['min_ms']}")
 
 
 CASES = {name[5:]: f for name, f in globals().items() if name.startswith("case_")}

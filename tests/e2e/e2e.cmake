@@ -47,7 +47,7 @@ endif()
 # Converter passes and error paths on small models built at test time, against onnxruntime.
 if(TARGET tessera)
   foreach(_case conv_bn_fold constant_fold dead_code external_data if_runtime_cond opset7 opset1 pb_io
-                unsupported_op wrong_rank_input hostile_strides0 unsorted_chain hostile_external)
+                unsupported_op wrong_rank_input hostile_strides0 unsorted_chain hostile_external bench_json)
     add_test(NAME e2e.converter.${_case}
              COMMAND /bin/sh ${CMAKE_CURRENT_LIST_DIR}/with_venv_python.sh ${TESSERA_PYTHON}
                      ${CMAKE_CURRENT_LIST_DIR}/converter_test.py --tessera $<TARGET_FILE:tessera>
