@@ -108,6 +108,7 @@ Result<std::unique_ptr<Kernel>> make_Gemm(const CompileContext& ctx) {
 KernelFactory find_x86_kernel(const std::string& op_type) {
   if (op_type == "MatMul") return &make_MatMul;
   if (op_type == "Gemm") return &make_Gemm;
+  if (op_type == "Conv") return &make_Conv;
   return nullptr;
 }
 

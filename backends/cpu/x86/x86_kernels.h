@@ -14,6 +14,9 @@ namespace tessera::x86 {
 Result<std::unique_ptr<Kernel>> make_MatMul(const CompileContext& ctx);
 /// Gemm (ONNX Gemm-7/9/11/13), float32, on the packed SGEMM.
 Result<std::unique_ptr<Kernel>> make_Gemm(const CompileContext& ctx);
+/// Conv (ONNX Conv-1/11), float32, N-d: im2col + the packed SGEMM, or a direct loop for
+/// depthwise-like 2-D convs (fewer than 4 output channels per group).
+Result<std::unique_ptr<Kernel>> make_Conv(const CompileContext& ctx);
 
 /// The optimized factory for `op_type`, or nullptr.
 KernelFactory find_x86_kernel(const std::string& op_type);

@@ -1,0 +1,320 @@
+// Conv on the packed SGEMM (ONNX Conv-1/11), float32, N spatial dims:
+//   Y[n, m, o] = B[m] + sum_{c < C/group, k} X[n, g*C/group + c, o*stride - pad_begin + k*dilation] * W[m, c, k]
+// with g = m / (M/group); taps in the padding contribute 0. Geometry (output sizes, resolved
+// pads of auto_pad) comes from window_geometry, as in the reference kernel (ref/conv.cc).
+//
+// GEMM path (im2col; Chellapilla, Puri, Simard, "High Performance Convolutional Neural
+// Networks for Document Processing", IWFHR 2006): per image n and group g,
+//   Y[g] (M/g x OutSpatial) = W[g] (M/g x K) * col (K x OutSpatial),  K = C/g * prod(kernel),
+//   col[(c, k), o] = X[n, g*C/g + c, o*stride - pad_begin + k*dilation]  (0 in the padding).
+// The output columns are cut into tiles of NB columns so that a tile of col (K x NB floats)
+// stays in L2 and the scratch stays small; each tile is one sgemm writing straight into Y
+// (ldc = OutSpatial), then the bias is added to the tile's rows while they are in cache
+// (the sgemm epilogue's bias is per column, and Conv's is per row). A 1x1 kernel with stride
+// 1 and no padding needs no im2col: X[n, group] itself is the K x OutSpatial col matrix.
+// W is sgemm's A operand, packed by sgemm on each call; that costs M/g*K floats copied per
+// 2*M/g*K*NB flops (under 1% for NB >= 128), so there is no plan-time pre-packing.
+//
+// Threads: with at least 2 tiles per thread (tiles over n, g and columns), each thread runs
+// whole tiles (its own im2col and a one-thread sgemm, in its own slice of the scratch);
+// otherwise the tiles run one after another, each im2col split over col's rows and each
+// sgemm over all threads.
+//
+// Direct path: a 2-D conv with fewer than kDirectMaxRowsPerGroup output channels per group
+// (depthwise: M/g = 1) would waste most of the sgemm micro-kernel's MR rows, so it runs
+// the reference's row-wise direct loop (contiguous axpy over output columns), one (n, m)
+// output plane per task, planes split over the threads.
+#include <algorithm>
+#include <cstring>
+#include <memory>
+
+#include "backends/cpu/ref/nd_index.h"
+#include "backends/cpu/thread_pool.h"
+#include "backends/cpu/x86/sgemm.h"
+#include "backends/cpu/x86/x86_kernels.h"
+#include "runtime/ops/spatial_attrs.h"
+
+namespace tessera::x86 {
+
+namespace {
+
+using ref::next_index;
+using ref::product;
+using ref::SpatialIndex;
+
+constexpr int64_t kDirectMaxRowsPerGroup = 4;
+constexpr int64_t kColTileFloats = 64 * 1024;  // target K x NB of one col tile (256 KiB)
+constexpr int64_t kMinTile = 128, kMaxTile = 4096;
+
+inline size_t align64(size_t bytes) { return (bytes + 63) / 64 * 64; }
+
+/// First output index o with o*stride - pad + off >= 0, and one past the last with
+/// o*stride - pad + off < in, both clipped to [0, out) (lo <= hi).
+inline void valid_range(int64_t in, int64_t out, int64_t stride, int64_t pad, int64_t off, int64_t* lo, int64_t* hi) {
+  const int64_t a = pad - off, b = in + pad - off;
+  const int64_t l = a <= 0 ? 0 : (a + stride - 1) / stride;
+  const int64_t h = b <= 0 ? 0 : (b + stride - 1) / stride;
+  *lo = std::min(l, out);
+  *hi = std::max(*lo, std::min(h, out));
+}
+
+class ConvKernel final : public Kernel {
+ public:
+  WindowGeometry g;
+  int nd = 0;
+  int64_t batch = 0, c_in = 0, m_out = 0, group = 1, cg = 0, mg = 0;
+  int64_t in_size = 0, out_size = 0, k_size = 0, k_rows = 0;  // k_rows = K = cg * k_size
+  bool has_bias = false;
+  bool direct = false;      // the 2-D direct path
+  bool pointwise = false;   // X is the col matrix
+  bool per_thread = false;  // whole tiles per thread
+  int64_t tile = 0, tiles_per_plane = 0, tasks = 0;
+  int threads = 1;
+  cpu::SgemmIsa isa = cpu::SgemmIsa::kAuto;
+  size_t col_bytes = 0, gemm_bytes = 0, slot_bytes = 0, scratch = 0;
+
+  size_t scratch_bytes() const override { return scratch; }
+
+  Status run(const KernelContext& ctx) const override {
+    const float* x = ctx.input(0).data_as<float>();
+    const float* w = ctx.input(1).data_as<float>();
+    const float* b = has_bias ? ctx.input(2).data_as<float>() : nullptr;
+    float* y = ctx.output(0).data_as<float>();
+    ThreadPool* pool = threads > 1 ? ctx.thread_pool : nullptr;
+    if (direct) {
+      parallel_for(pool, batch * m_out, [&](int64_t lo, int64_t hi) {
+        for (int64_t p = lo; p < hi; ++p) direct_plane(x, w, b, y, p / m_out, p % m_out);
+      });
+      return Status::ok();
+    }
+    char* base = static_cast<char*>(ctx.scratch);
+    if (per_thread) {
+      parallel_for(pool, threads, [&](int64_t lo, int64_t hi) {
+        for (int64_t slot = lo; slot < hi; ++slot) {
+          char* s = base + static_cast<size_t>(slot) * slot_bytes;
+          float* col = reinterpret_cast<float*>(s);
+          for (int64_t t = slot; t < tasks; t += threads) run_tile(x, w, b, y, t, col, s + col_bytes, nullptr, 1);
+        }
+      });
+    } else {
+      float* col = reinterpret_cast<float*>(base);
+      for (int64_t t = 0; t < tasks; ++t) run_tile(x, w, b, y, t, col, base + col_bytes, pool, threads);
+    }
+    return Status::ok();
+  }
+
+ private:
+  // One tile: columns [j0, j0 + nb) of image n, group gi.
+  void run_tile(const float* x, const float* w, const float* b, float* y, int64_t t, float* col, void* gemm_scratch,
+                ThreadPool* pool, int nthreads) const {
+    const int64_t plane = t / tiles_per_plane, j0 = (t % tiles_per_plane) * tile;
+    const int64_t n = plane / group, gi = plane % group;
+    const int64_t nb = std::min(tile, out_size - j0);
+    const float* xg = x + (n * c_in + gi * cg) * in_size;
+    cpu::SgemmArgs a;
+    a.m = mg;
+    a.n = nb;
+    a.k = k_rows;
+    a.a = w + gi * mg * k_rows;
+    a.lda = k_rows;
+    if (pointwise) {
+      a.b = xg + j0;
+      a.ldb = in_size;
+    } else {
+      parallel_for(pool, k_rows, [&](int64_t lo, int64_t hi) { im2col(xg, j0, nb, lo, hi, col); });
+      a.b = col;
+      a.ldb = nb;
+    }
+    float* yt = y + (n * m_out + gi * mg) * out_size + j0;
+    a.c = yt;
+    a.ldc = out_size;
+    a.isa = isa;
+    cpu::sgemm(a, gemm_scratch, pool, nthreads);
+    if (b) {
+      const float* bg = b + gi * mg;
+      for (int64_t i = 0; i < mg; ++i) {
+        float* r = yt + i * out_size;
+        const float bv = bg[i];
+        for (int64_t j = 0; j < nb; ++j) r[j] += bv;  // Y[m, o] += B[m]
+      }
+    }
+  }
+
+  // Rows [r0, r1) of the col tile for output columns [j0, j0 + nb):
+  //   col[r, j] = X[c, o(j0 + j) * stride - pad_begin + k * dilation], r = (c, k) row-major.
+  // The last spatial dim is walked as contiguous runs; the outer dims pick the input row.
+  void im2col(const float* xg, int64_t j0, int64_t nb, int64_t r0, int64_t r1, float* col) const {
+    const int last = nd - 1;
+    const int64_t ow = g.out[last], iw = g.in[last], sw = g.strides[last], dw = g.dilations[last], pw = g.pads_begin[last];
+    const int64_t row0 = j0 / ow;  // first outer output position (flattened over dims < last)
+    SpatialIndex o0{};
+    {
+      int64_t r = row0;
+      for (int d = last - 1; d >= 0; --d) {
+        o0[d] = r % g.out[d];
+        r /= g.out[d];
+      }
+    }
+    for (int64_t r = r0; r < r1; ++r) {
+      const int64_t c = r / k_size;
+      int64_t kr = r % k_size;
+      SpatialIndex k{};
+      for (int d = last; d >= 0; --d) {
+        k[d] = kr % g.kernel[d];
+        kr /= g.kernel[d];
+      }
+      const float* xc = xg + c * in_size;
+      float* dst = col + r * nb;
+      int64_t lo, hi;
+      valid_range(iw, ow, sw, pw, k[last] * dw, &lo, &hi);
+      const int64_t xoff = k[last] * dw - pw;
+      SpatialIndex o = o0;
+      int64_t j = 0, orow = row0;
+      while (j < nb) {
+        const int64_t a = orow == row0 ? j0 - row0 * ow : 0;    // first ox in this run
+        const int64_t e = std::min(ow, a + (nb - j));           // one past the last
+        // Input row of the outer dims, or nullptr in the padding.
+        const float* xr = xc;
+        int64_t lin = 0;
+        for (int d = 0; d < last; ++d) {
+          const int64_t p = o[d] * g.strides[d] - g.pads_begin[d] + k[d] * g.dilations[d];
+          if (p < 0 || p >= g.in[d]) {
+            xr = nullptr;
+            break;
+          }
+          lin = lin * g.in[d] + p;
+        }
+        float* dr = dst + j;  // dr[ox - a]: column ox of this output row
+        if (!xr) {
+          std::memset(dr, 0, static_cast<size_t>(e - a) * sizeof(float));
+        } else {
+          xr += lin * iw + xoff;  // xr[ox * sw] = X[..., ox * sw - pw + k * dw]
+          const int64_t l = std::max(a, lo), h = std::min(e, hi);
+          if (l >= h) {
+            std::memset(dr, 0, static_cast<size_t>(e - a) * sizeof(float));
+          } else {
+            for (int64_t ox = a; ox < l; ++ox) dr[ox - a] = 0.f;
+            if (sw == 1) {
+              std::memcpy(dr + (l - a), xr + l, static_cast<size_t>(h - l) * sizeof(float));
+            } else {
+              for (int64_t ox = l; ox < h; ++ox) dr[ox - a] = xr[ox * sw];
+            }
+            for (int64_t ox = h; ox < e; ++ox) dr[ox - a] = 0.f;
+          }
+        }
+        j += e - a;
+        ++orow;
+        if (last > 0) next_index(o, g.out, last);
+      }
+    }
+  }
+
+  // Output plane (n, m) of a 2-D conv, as the reference's conv2d_rows computes it.
+  void direct_plane(const float* x, const float* w, const float* b, float* y, int64_t n, int64_t m) const {
+    const int64_t ih = g.in[0], iw = g.in[1], oh = g.out[0], ow = g.out[1], kh = g.kernel[0], kw = g.kernel[1];
+    const int64_t sh = g.strides[0], sw = g.strides[1], dh = g.dilations[0], dw = g.dilations[1];
+    const int64_t ph = g.pads_begin[0], pw = g.pads_begin[1];
+    const int64_t grp = m / mg;
+    float* yp = y + (n * m_out + m) * oh * ow;
+    const float bias = b ? b[m] : 0.0f;
+    for (int64_t i = 0; i < oh * ow; ++i) yp[i] = bias;
+    for (int64_t c = 0; c < cg; ++c) {
+      const float* xp = x + (n * c_in + grp * cg + c) * ih * iw;
+      const float* wp = w + (m * cg + c) * kh * kw;
+      for (int64_t ky = 0; ky < kh; ++ky) {
+        int64_t oy0, oy1;
+        valid_range(ih, oh, sh, ph, ky * dh, &oy0, &oy1);
+        for (int64_t kx = 0; kx < kw; ++kx) {
+          const float wv = wp[ky * kw + kx];
+          int64_t ox0, ox1;
+          valid_range(iw, ow, sw, pw, kx * dw, &ox0, &ox1);
+          for (int64_t oy = oy0; oy < oy1; ++oy) {
+            const float* xr = xp + (oy * sh - ph + ky * dh) * iw - pw + kx * dw;
+            float* yr = yp + oy * ow;
+            if (sw == 1) {
+              for (int64_t ox = ox0; ox < ox1; ++ox) yr[ox] += wv * xr[ox];  // Y += w * X (axpy)
+            } else {
+              for (int64_t ox = ox0; ox < ox1; ++ox) yr[ox] += wv * xr[ox * sw];
+            }
+          }
+        }
+      }
+    }
+  }
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Kernel>> make_Conv(const CompileContext& ctx) {
+  const auto decline = [] { return Result<std::unique_ptr<Kernel>>(std::unique_ptr<Kernel>()); };
+  if (!ctx.has_input(0) || !ctx.has_input(1) || ctx.input(0).dtype != DType::kFloat32 ||
+      ctx.input(1).dtype != DType::kFloat32)
+    return decline();
+  const bool has_bias = ctx.has_input(2);
+  if (has_bias && ctx.input(2).dtype != DType::kFloat32) return decline();
+  const Shape& xs = ctx.input(0).shape;
+  const Shape& ws = ctx.input(1).shape;
+  if (xs.size() < 3 || ws.size() != xs.size() || xs.size() > static_cast<size_t>(kMaxSpatialDims) + 2) return decline();
+  std::vector<int64_t> w_kernel(ws.begin() + 2, ws.end());
+  auto geom = window_geometry(ctx.node, xs, w_kernel, false);
+  if (!geom.is_ok()) return decline();  // the reference reports the error
+  auto kern = std::make_unique<ConvKernel>();
+  kern->g = std::move(geom.value());
+  const WindowGeometry& g = kern->g;
+  kern->nd = g.rank;
+  kern->group = ctx.node.attr_i("group", 1);
+  kern->batch = xs[0];
+  kern->c_in = xs[1];
+  kern->m_out = ws[0];
+  if (kern->group < 1 || kern->batch < 1 || kern->c_in < 1 || kern->m_out < 1 || kern->c_in % kern->group != 0 ||
+      kern->m_out % kern->group != 0 || ws[1] != kern->c_in / kern->group)
+    return decline();
+  if (has_bias && (ctx.input(2).shape.size() != 1 || ctx.input(2).shape[0] != kern->m_out)) return decline();
+  kern->cg = kern->c_in / kern->group;
+  kern->mg = kern->m_out / kern->group;
+  kern->in_size = product(g.in);
+  kern->out_size = product(g.out);
+  kern->k_size = product(g.kernel);
+  kern->k_rows = kern->cg * kern->k_size;
+  if (kern->in_size < 1 || kern->out_size < 1 || kern->k_size < 1) return decline();
+  kern->has_bias = has_bias;
+  kern->threads = std::max(1, ctx.threads);
+  kern->isa = cpu::sgemm_best_isa();
+  const int threads = kern->threads;
+
+  if (g.rank == 2 && kern->mg < kDirectMaxRowsPerGroup) {
+    kern->direct = true;
+    return std::unique_ptr<Kernel>(std::move(kern));
+  }
+
+  bool pointwise = true;
+  for (int d = 0; d < g.rank; ++d)
+    pointwise = pointwise && g.kernel[d] == 1 && g.strides[d] == 1 && g.pads_begin[d] == 0 && g.pads_end[d] == 0;
+  kern->pointwise = pointwise;
+  // Tile width: a col tile of about kColTileFloats, a multiple of 32 columns (the widest NR).
+  int64_t tile = std::clamp<int64_t>(kColTileFloats / kern->k_rows, kMinTile, kMaxTile) / 32 * 32;
+  const int64_t planes = kern->batch * kern->group;
+  // Enough tiles for every thread to run whole tiles, while tiles stay >= kMinTile wide.
+  if (threads > 1 && planes < 2 * threads) {
+    const int64_t want_tiles = (2 * threads + planes - 1) / planes;
+    const int64_t narrow = (kern->out_size + want_tiles - 1) / want_tiles;
+    tile = std::min(tile, std::max(kMinTile, (narrow + 31) / 32 * 32));
+  }
+  tile = std::min(tile, kern->out_size);
+  kern->tile = tile;
+  kern->tiles_per_plane = (kern->out_size + tile - 1) / tile;
+  kern->tasks = planes * kern->tiles_per_plane;
+  kern->per_thread = threads == 1 || kern->tasks >= 2 * threads;
+  kern->col_bytes = pointwise ? 0 : align64(static_cast<size_t>(kern->k_rows * tile) * sizeof(float));
+  if (kern->per_thread) {
+    kern->gemm_bytes = align64(cpu::sgemm_scratch_bytes(kern->mg, tile, kern->k_rows, 1, kern->isa));
+    kern->slot_bytes = kern->col_bytes + kern->gemm_bytes;
+    kern->scratch = kern->slot_bytes * static_cast<size_t>(threads);
+  } else {
+    kern->gemm_bytes = align64(cpu::sgemm_scratch_bytes(kern->mg, tile, kern->k_rows, threads, kern->isa));
+    kern->scratch = kern->col_bytes + kern->gemm_bytes;
+  }
+  return std::unique_ptr<Kernel>(std::move(kern));
+}
+
+}  // namespace tessera::x86

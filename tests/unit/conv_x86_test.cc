@@ -1,0 +1,157 @@
+// The x86 Conv kernel (backends/cpu/x86/conv_x86.cc) against the reference Conv
+// (backends/cpu/ref/conv.cc), on random inputs in [-1, 1] over many shapes: 1-D, 2-D and
+// 3-D; 1x1 (the no-im2col path), 3x3, 7x7 stride 2, dilation 2; groups, depthwise
+// (C = M = group, the direct path) and few channels per group; asymmetric pads, auto_pad
+// SAME_UPPER / SAME_LOWER / VALID; batch 2; odd sizes; with and without bias; one and two
+// threads; tiles split over threads and tiles that start mid-row.
+// Tolerance per element: 1e-4 * (sum |x||w| + |b|), the magnitude of the dot product (so a
+// relative bound that does not break on cancellation); the float summation bound
+// (K + 3) * eps32 (Higham 2002, section 3.1) is below 1e-4 for every K here (K <= 441).
+// The magnitude is computed by the reference Conv on |x|, |w|, |b|.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "backends/cpu/thread_pool.h"
+#include "backends/cpu/x86/x86_kernels.h"
+#include "op_test_util.h"
+
+namespace tessera {
+namespace {
+
+using testing::attr_i;
+using testing::attr_ints;
+using testing::attr_s;
+using testing::make_tensor;
+using testing::OpSpec;
+using testing::run_op;
+using testing::run_op_with;
+
+Tensor random_tensor(const Shape& shape, std::mt19937& rng, bool abs_of = false, const Tensor* src = nullptr) {
+  std::uniform_real_distribution<float> d(-1.f, 1.f);
+  int64_t n = 1;
+  for (int64_t s : shape) n *= s;
+  std::vector<float> v(static_cast<size_t>(n));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = abs_of ? std::fabs(src->data_as<float>()[i]) : d(rng);
+  return make_tensor<float>(shape, v);
+}
+
+Tensor abs_tensor(const Tensor& t, std::mt19937& rng) { return random_tensor(t.shape(), rng, true, &t); }
+
+struct Case {
+  std::string name;
+  Shape x, w;
+  std::vector<Attribute> attrs;
+};
+
+void check(const Case& c, bool bias, ThreadPool* pool, int threads, bool const_w, std::mt19937& rng) {
+  Tensor x = random_tensor(c.x, rng), w = random_tensor(c.w, rng), b = random_tensor({c.w[0]}, rng);
+  std::vector<const Tensor*> ins = {&x, &w};
+  if (bias) ins.push_back(&b);
+  const std::string what = c.name + (bias ? " bias" : " no bias") + " threads " + std::to_string(threads) +
+                           (const_w ? " const W" : "");
+  OpSpec spec{"Conv", c.attrs, 11};
+  std::vector<int> consts;
+  if (const_w) consts = {1, 2};
+  auto want = run_op(spec, ins, consts);
+  ASSERT_TRUE(want.is_ok()) << what << ": " << want.status().to_string();
+  auto got = run_op_with(&x86::make_Conv, spec, ins, consts, pool, threads);
+  ASSERT_TRUE(got.is_ok()) << what << ": " << got.status().to_string();
+  Tensor ax = abs_tensor(x, rng), aw = abs_tensor(w, rng), ab = abs_tensor(b, rng);
+  std::vector<const Tensor*> abs_ins = {&ax, &aw};
+  if (bias) abs_ins.push_back(&ab);
+  auto mag = run_op(spec, abs_ins);
+  ASSERT_TRUE(mag.is_ok()) << what;
+  const Tensor& wt = want.value()[0];
+  const Tensor& gt = got.value()[0];
+  ASSERT_EQ(wt.shape(), gt.shape()) << what;
+  ASSERT_GT(wt.numel(), 0) << what;
+  int bad = 0;
+  double max_abs = 0;
+  for (int64_t i = 0; i < wt.numel(); ++i) {
+    const double a = gt.data_as<float>()[i], e = wt.data_as<float>()[i];
+    const double tol = 1e-4 * mag.value()[0].data_as<float>()[i] + 1e-7;
+    max_abs = std::max(max_abs, std::fabs(e));
+    if (!(std::fabs(a - e) <= tol) && ++bad <= 3) ADD_FAILURE() << what << " element " << i << ": got " << a << " want " << e;
+  }
+  EXPECT_GT(max_abs, 0.0) << what << ": an all-zero output cannot tell right from wrong";
+}
+
+std::vector<Case> cases() {
+  using V = std::vector<int64_t>;
+  return {
+      {"1x1", {1, 16, 9, 11}, {24, 16, 1, 1}, {}},
+      {"1x1 batch 2 big", {2, 40, 33, 35}, {20, 40, 1, 1}, {}},
+      {"1x1 stride 2", {1, 8, 9, 9}, {12, 8, 1, 1}, {attr_ints("strides", V{2, 2})}},
+      {"1x1 padded", {1, 8, 5, 6}, {12, 8, 1, 1}, {attr_ints("pads", V{1, 0, 0, 2})}},
+      {"3x3 pad 1", {1, 8, 13, 17}, {16, 8, 3, 3}, {attr_ints("pads", V{1, 1, 1, 1})}},
+      {"3x3 no pad odd", {2, 3, 7, 5}, {5, 3, 3, 3}, {}},
+      {"3x3 big (tiles)", {1, 32, 45, 61}, {32, 32, 3, 3}, {attr_ints("pads", V{1, 1, 1, 1})}},
+      {"3x3 stride 2 first layer", {1, 3, 64, 96}, {16, 3, 3, 3},
+       {attr_ints("strides", V{2, 2}), attr_ints("pads", V{1, 1, 1, 1})}},
+      {"7x7 stride 2", {1, 3, 31, 29}, {8, 3, 7, 7}, {attr_ints("strides", V{2, 2}), attr_ints("pads", V{3, 3, 3, 3})}},
+      {"dilation 2", {1, 6, 15, 14}, {7, 6, 3, 3}, {attr_ints("dilations", V{2, 2}), attr_ints("pads", V{2, 2, 2, 2})}},
+      {"dilation 2x1 stride 1x2", {1, 4, 12, 13}, {6, 4, 3, 2},
+       {attr_ints("dilations", V{2, 1}), attr_ints("strides", V{1, 2}), attr_ints("pads", V{1, 0, 2, 1})}},
+      {"asymmetric pads", {1, 5, 10, 9}, {6, 5, 3, 3}, {attr_ints("pads", V{0, 2, 1, 0})}},
+      {"large pads", {1, 2, 3, 4}, {4, 2, 3, 3}, {attr_ints("pads", V{3, 2, 4, 3})}},
+      {"SAME_UPPER stride 2", {2, 4, 11, 10}, {8, 4, 3, 3}, {attr_s("auto_pad", "SAME_UPPER"), attr_ints("strides", V{2, 2})}},
+      {"SAME_LOWER", {1, 4, 8, 7}, {8, 4, 4, 2}, {attr_s("auto_pad", "SAME_LOWER")}},
+      {"VALID", {1, 4, 8, 7}, {8, 4, 3, 2}, {attr_s("auto_pad", "VALID")}},
+      {"groups 2", {1, 8, 9, 10}, {12, 4, 3, 3}, {attr_i("group", 2), attr_ints("pads", V{1, 1, 1, 1})}},
+      {"groups 4, 8 out per group", {2, 8, 7, 9}, {32, 2, 3, 3}, {attr_i("group", 4), attr_ints("pads", V{1, 1, 1, 1})}},
+      {"groups 3, 2 out per group (direct)", {1, 6, 9, 10}, {6, 2, 3, 3}, {attr_i("group", 3)}},
+      {"depthwise", {2, 16, 13, 11}, {16, 1, 3, 3}, {attr_i("group", 16), attr_ints("pads", V{1, 1, 1, 1})}},
+      {"depthwise stride 2 5x5", {1, 8, 20, 17}, {8, 1, 5, 5},
+       {attr_i("group", 8), attr_ints("strides", V{2, 2}), attr_ints("pads", V{2, 2, 2, 2})}},
+      {"depthwise multiplier 4", {1, 4, 9, 9}, {16, 1, 3, 3}, {attr_i("group", 4), attr_ints("pads", V{1, 1, 1, 1})}},
+      {"1x1 output", {1, 3, 5, 5}, {4, 3, 5, 5}, {}},
+      {"size-1 spatial", {1, 7, 1, 1}, {9, 7, 1, 1}, {}},
+      {"1-D", {2, 5, 37}, {6, 5, 5}, {attr_ints("pads", V{2, 1})}},
+      {"1-D stride 3 dilation 2", {1, 4, 50}, {8, 4, 3}, {attr_ints("strides", V{3}), attr_ints("dilations", V{2})}},
+      {"1-D 1x1", {1, 6, 300}, {5, 6, 1}, {}},
+      {"1-D depthwise", {1, 6, 40}, {6, 1, 3}, {attr_i("group", 6), attr_ints("pads", V{1, 1})}},
+      {"3-D", {1, 3, 6, 7, 8}, {5, 3, 3, 3, 3}, {attr_ints("pads", V{1, 1, 1, 1, 1, 1})}},
+      {"3-D stride 2 asym", {2, 2, 9, 6, 7}, {4, 2, 3, 2, 3},
+       {attr_ints("strides", V{2, 1, 2}), attr_ints("pads", V{0, 1, 1, 1, 0, 2})}},
+      {"3-D groups dilation", {1, 4, 7, 8, 9}, {8, 2, 2, 3, 2},
+       {attr_i("group", 2), attr_ints("dilations", V{2, 1, 2}), attr_s("auto_pad", "SAME_UPPER")}},
+      {"3-D depthwise", {1, 4, 5, 6, 7}, {4, 1, 3, 3, 3}, {attr_i("group", 4), attr_ints("pads", V{1, 1, 1, 1, 1, 1})}},
+      {"3-D 1x1", {1, 6, 4, 5, 6}, {7, 6, 1, 1, 1}, {}},
+      {"explicit kernel_shape", {1, 3, 8, 8}, {4, 3, 3, 3}, {attr_ints("kernel_shape", V{3, 3})}},
+  };
+}
+
+TEST(ConvX86, MatchesReference) {
+  ThreadPool pool(2);
+  std::mt19937 rng(1234);
+  for (const Case& c : cases())
+    for (bool bias : {false, true})
+      for (int threads : {1, 2}) check(c, bias, threads > 1 ? &pool : nullptr, threads, bias && threads > 1, rng);
+}
+
+TEST(ConvX86, ManyThreads) {
+  // More threads than tiles (the serial-tile path, sgemm split over threads) and a pool
+  // smaller than the plan's thread count (several slots per pool thread).
+  ThreadPool pool4(4), pool2(2);
+  std::mt19937 rng(99);
+  using V = std::vector<int64_t>;
+  const Case small{"small many threads", {1, 64, 3, 12}, {128, 64, 3, 3}, {attr_ints("pads", V{1, 1, 1, 1})}};
+  const Case big{"big many threads", {1, 16, 40, 50}, {24, 16, 3, 3}, {attr_ints("pads", V{1, 1, 1, 1})}};
+  const Case pw{"pointwise many threads", {1, 64, 4, 6}, {96, 64, 1, 1}, {}};
+  for (const Case* c : {&small, &big, &pw}) {
+    check(*c, true, &pool4, 4, false, rng);
+    check(*c, true, &pool2, 4, false, rng);
+    check(*c, false, nullptr, 3, false, rng);
+  }
+}
+
+TEST(ConvX86, DeclinesOtherDtypes) {
+  Tensor x = make_tensor<double>({1, 1, 2, 2}, {1, 2, 3, 4}), w = make_tensor<double>({1, 1, 1, 1}, {2});
+  auto r = run_op_with(&x86::make_Conv, {"Conv", {}, 11}, {&x, &w});
+  EXPECT_EQ(r.status().code(), StatusCode::kUnimplemented);  // declined: the reference runs it
+}
+
+}  // namespace
+}  // namespace tessera
