@@ -7,6 +7,7 @@
 // float, in a fixed order, and skips padded taps by clipping the output ranges.
 #include <algorithm>
 
+#include "backends/cpu/ref/conv2d_plane.h"
 #include "backends/cpu/ref/nd_index.h"
 #include "backends/cpu/ref/ref_kernels.h"
 
@@ -14,53 +15,10 @@ namespace tessera::ref {
 
 namespace {
 
-/// First output index o with o*stride - pad + k*dil >= 0, and one past the last with
-/// o*stride - pad + k*dil < in, clipped to [0, out).
-inline void valid_range(int64_t in, int64_t out, int64_t stride, int64_t pad, int64_t off, int64_t* lo, int64_t* hi) {
-  // o*stride >= pad - off  and  o*stride < in + pad - off
-  int64_t a = pad - off, b = in + pad - off;
-  int64_t l = a <= 0 ? 0 : (a + stride - 1) / stride;
-  int64_t h = b <= 0 ? 0 : (b + stride - 1) / stride;
-  *lo = std::min(l, out);
-  *hi = std::max(*lo, std::min(h, out));
-}
-
 void conv2d_rows(const float* x, const float* w, const float* b, float* y, int64_t batch, int64_t c_in, int64_t m_out,
                  int64_t group, const WindowGeometry& g) {
-  const int64_t ih = g.in[0], iw = g.in[1], oh = g.out[0], ow = g.out[1], kh = g.kernel[0], kw = g.kernel[1];
-  const int64_t sh = g.strides[0], sw = g.strides[1], dh = g.dilations[0], dw = g.dilations[1];
-  const int64_t ph = g.pads_begin[0], pw = g.pads_begin[1];
-  const int64_t cg = c_in / group, mg = m_out / group;
-  for (int64_t n = 0; n < batch; ++n) {
-    for (int64_t m = 0; m < m_out; ++m) {
-      const int64_t grp = m / mg;
-      float* yp = y + (n * m_out + m) * oh * ow;
-      const float bias = b ? b[m] : 0.0f;
-      for (int64_t i = 0; i < oh * ow; ++i) yp[i] = bias;
-      for (int64_t c = 0; c < cg; ++c) {
-        const float* xp = x + (n * c_in + grp * cg + c) * ih * iw;
-        const float* wp = w + (m * cg + c) * kh * kw;
-        for (int64_t ky = 0; ky < kh; ++ky) {
-          int64_t oy0, oy1;
-          valid_range(ih, oh, sh, ph, ky * dh, &oy0, &oy1);
-          for (int64_t kx = 0; kx < kw; ++kx) {
-            const float wv = wp[ky * kw + kx];
-            int64_t ox0, ox1;
-            valid_range(iw, ow, sw, pw, kx * dw, &ox0, &ox1);
-            for (int64_t oy = oy0; oy < oy1; ++oy) {
-              const float* xr = xp + (oy * sh - ph + ky * dh) * iw - pw + kx * dw;
-              float* yr = yp + oy * ow;
-              if (sw == 1) {
-                for (int64_t ox = ox0; ox < ox1; ++ox) yr[ox] += wv * xr[ox];
-              } else {
-                for (int64_t ox = ox0; ox < ox1; ++ox) yr[ox] += wv * xr[ox * sw];
-              }
-            }
-          }
-        }
-      }
-    }
-  }
+  for (int64_t n = 0; n < batch; ++n)
+    for (int64_t m = 0; m < m_out; ++m) conv2d_plane(x, w, b, y, n, m, c_in, m_out, group, g);
 }
 
 }  // namespace

@@ -28,6 +28,7 @@
 #include <cstring>
 #include <memory>
 
+#include "backends/cpu/ref/conv2d_plane.h"
 #include "backends/cpu/ref/nd_index.h"
 #include "backends/cpu/thread_pool.h"
 #include "backends/cpu/x86/sgemm.h"
@@ -48,15 +49,7 @@ constexpr int64_t kMinTile = 128, kMaxTile = 4096;
 
 inline size_t align64(size_t bytes) { return (bytes + 63) / 64 * 64; }
 
-/// First output index o with o*stride - pad + off >= 0, and one past the last with
-/// o*stride - pad + off < in, both clipped to [0, out) (lo <= hi).
-inline void valid_range(int64_t in, int64_t out, int64_t stride, int64_t pad, int64_t off, int64_t* lo, int64_t* hi) {
-  const int64_t a = pad - off, b = in + pad - off;
-  const int64_t l = a <= 0 ? 0 : (a + stride - 1) / stride;
-  const int64_t h = b <= 0 ? 0 : (b + stride - 1) / stride;
-  *lo = std::min(l, out);
-  *hi = std::max(*lo, std::min(h, out));
-}
+using ref::valid_range;
 
 class ConvKernel final : public Kernel {
  public:
@@ -209,37 +202,9 @@ class ConvKernel final : public Kernel {
     }
   }
 
-  // Output plane (n, m) of a 2-D conv, as the reference's conv2d_rows computes it.
+  // Output plane (n, m) of a 2-D conv, exactly as the reference computes it.
   void direct_plane(const float* x, const float* w, const float* b, float* y, int64_t n, int64_t m) const {
-    const int64_t ih = g.in[0], iw = g.in[1], oh = g.out[0], ow = g.out[1], kh = g.kernel[0], kw = g.kernel[1];
-    const int64_t sh = g.strides[0], sw = g.strides[1], dh = g.dilations[0], dw = g.dilations[1];
-    const int64_t ph = g.pads_begin[0], pw = g.pads_begin[1];
-    const int64_t grp = m / mg;
-    float* yp = y + (n * m_out + m) * oh * ow;
-    const float bias = b ? b[m] : 0.0f;
-    for (int64_t i = 0; i < oh * ow; ++i) yp[i] = bias;
-    for (int64_t c = 0; c < cg; ++c) {
-      const float* xp = x + (n * c_in + grp * cg + c) * ih * iw;
-      const float* wp = w + (m * cg + c) * kh * kw;
-      for (int64_t ky = 0; ky < kh; ++ky) {
-        int64_t oy0, oy1;
-        valid_range(ih, oh, sh, ph, ky * dh, &oy0, &oy1);
-        for (int64_t kx = 0; kx < kw; ++kx) {
-          const float wv = wp[ky * kw + kx];
-          int64_t ox0, ox1;
-          valid_range(iw, ow, sw, pw, kx * dw, &ox0, &ox1);
-          for (int64_t oy = oy0; oy < oy1; ++oy) {
-            const float* xr = xp + (oy * sh - ph + ky * dh) * iw - pw + kx * dw;
-            float* yr = yp + oy * ow;
-            if (sw == 1) {
-              for (int64_t ox = ox0; ox < ox1; ++ox) yr[ox] += wv * xr[ox];  // Y += w * X (axpy)
-            } else {
-              for (int64_t ox = ox0; ox < ox1; ++ox) yr[ox] += wv * xr[ox * sw];
-            }
-          }
-        }
-      }
-    }
+    ref::conv2d_plane(x, w, b, y, n, m, c_in, m_out, group, g);
   }
 };
 
