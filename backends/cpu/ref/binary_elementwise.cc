@@ -51,6 +51,17 @@ Status run_half_binary(const Op& op, const Tensor& a, const Tensor& b, Tensor& y
   return Status::ok();
 }
 
+/// Div's and Mod's check: an integer divisor element of 0 is an error (C++ would trap);
+/// floating-point divisors pass (IEEE gives inf/NaN).
+template <typename T>
+Status check_nonzero_divisor(const T* pb, int64_t n, const char* what) {
+  if constexpr (std::is_integral_v<T>) {
+    for (int64_t j = 0; j < n; ++j)
+      if (pb[j] == 0) return invalid_argument(std::string(what) + " by zero (divisor element " + std::to_string(j) + ")");
+  }
+  return Status::ok();
+}
+
 /// y[i] = op(a[ia], b[ib]) with numpy broadcasting; op is a generic callable (T, T) -> R.
 /// `allow_bool` lets bool inputs through (Equal); other ops reject them (the schema does too).
 template <typename Op>
@@ -221,10 +232,7 @@ Result<std::unique_ptr<Kernel>> make_Div(const CompileContext&) {
         const T* pa = a.data_as<T>();
         const T* pb = b.data_as<T>();
         T* py = y.data_as<T>();
-        if constexpr (std::is_integral_v<T>) {
-          for (int64_t j = 0; j < b.numel(); ++j)
-            if (pb[j] == 0) return invalid_argument("Div: integer division by zero (divisor element " + std::to_string(j) + ")");
-        }
+        TSR_RETURN_IF_ERROR(check_nonzero_divisor(pb, b.numel(), "Div: integer division"));
         BroadcastIndex ia(y.shape(), a.shape(), a.numel()), ib(y.shape(), b.shape(), b.numel());
         for (int64_t i = 0; i < y.numel(); ++i) {
           const T x = pa[ia(i)], d = pb[ib(i)];
@@ -348,20 +356,8 @@ Result<std::unique_ptr<Kernel>> make_Mod(const CompileContext& ctx) {
     const Tensor& a = k.input(0);
     const Tensor& b = k.input(1);
     Tensor& y = k.output(0);
-    if (a.dtype() == DType::kFloat16 || a.dtype() == DType::kBFloat16) {
-      // fmod of two halves is exactly representable as a half, so one float fmod is exact.
-      const bool half = a.dtype() == DType::kFloat16;
-      auto to_f = [half](uint16_t v) { return half ? half_to_float(v) : bfloat16_to_float(v); };
-      const uint16_t* pa = a.data_as<uint16_t>();
-      const uint16_t* pb = b.data_as<uint16_t>();
-      uint16_t* py = y.data_as<uint16_t>();
-      BroadcastIndex ia(y.shape(), a.shape(), a.numel()), ib(y.shape(), b.shape(), b.numel());
-      for (int64_t i = 0; i < y.numel(); ++i) {
-        const float r = std::fmod(to_f(pa[ia(i)]), to_f(pb[ib(i)]));
-        py[i] = half ? float_to_half(r) : float_to_bfloat16(r);
-      }
-      return Status::ok();
-    }
+    // fmod of two halves is exactly representable as a half, so one float fmod is exact.
+    if (is_half(a.dtype())) return run_half_binary([](float x, float d) { return std::fmod(x, d); }, a, b, y);
     return dispatch_numeric(a.dtype(), [&](auto tag) -> Status {
       using T = decltype(tag);
       if constexpr (kIsBool<T>) {
@@ -370,10 +366,7 @@ Result<std::unique_ptr<Kernel>> make_Mod(const CompileContext& ctx) {
         const T* pa = a.data_as<T>();
         const T* pb = b.data_as<T>();
         T* py = y.data_as<T>();
-        if constexpr (std::is_integral_v<T>) {
-          for (int64_t j = 0; j < b.numel(); ++j)
-            if (pb[j] == 0) return invalid_argument("Mod: integer modulus by zero (divisor element " + std::to_string(j) + ")");
-        }
+        TSR_RETURN_IF_ERROR(check_nonzero_divisor(pb, b.numel(), "Mod: integer modulus"));
         BroadcastIndex ia(y.shape(), a.shape(), a.numel()), ib(y.shape(), b.shape(), b.numel());
         for (int64_t i = 0; i < y.numel(); ++i) {
           const T x = pa[ia(i)], d = pb[ib(i)];

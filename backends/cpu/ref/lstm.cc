@@ -12,6 +12,7 @@
 #include <cstring>
 #include <limits>
 
+#include "backends/cpu/ref/recurrent_util.h"
 #include "backends/cpu/ref/ref_kernels.h"
 #include "backends/cpu/ref/rnn_activation.h"
 
@@ -29,7 +30,7 @@ Result<std::unique_ptr<Kernel>> make_LSTM(const CompileContext& ctx) {
   std::vector<std::string> defaults;
   for (int64_t d = 0; d < dirs; ++d) defaults.insert(defaults.end(), {"Sigmoid", "Tanh", "Tanh"});
   TSR_ASSIGN_OR_RETURN(std::vector<RnnActivation> acts, parse_rnn_activations(node, defaults));
-  const float clip = node.find_attr("clip") ? node.attr_f("clip", 0.f) : std::numeric_limits<float>::infinity();
+  const float clip = recurrent_clip(node);
   const bool input_forget = node.attr_i("input_forget", 0) == 1;
   auto wants = [&](size_t i) { return node.outputs.size() > i && node.outputs[i] >= 0; };
   const bool want_y = wants(0), want_h = wants(1), want_c = wants(2);

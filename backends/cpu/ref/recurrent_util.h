@@ -1,8 +1,9 @@
-// Indexing shared by the GRU and RNN reference kernels (ONNX GRU-7/14, RNN-7/14): where
+// Indexing and input/output binding shared by the GRU and RNN reference kernels (ONNX GRU-7/14, RNN-7/14): where
 // step t of batch element b lives in X and Y, and direction d's state in initial_h / Y_h,
 // for layout 0 (seq-major) and layout 1 (batch-major, opset 14).
 #pragma once
 
+#include <limits>
 #include <string>
 
 #include "backends/backend.h"
@@ -44,6 +45,34 @@ struct RecurrentGeometry {
         return invalid_argument(op + ": sequence_lens[" + std::to_string(b) + "] = " + std::to_string(lens[b]) +
                                 " is outside [0, " + std::to_string(seq) + "]");
     return Status::ok();
+  }
+};
+
+/// The `clip` attribute of GRU/RNN/LSTM: the cell clip threshold, +inf when absent.
+inline float recurrent_clip(const Node& node) {
+  return node.find_attr("clip") ? node.attr_f("clip", 0.f) : std::numeric_limits<float>::infinity();
+}
+
+/// The tensors of a GRU or RNN run, bound from its KernelContext: inputs X, W, R, B,
+/// sequence_lens, initial_h and outputs Y, Y_h; nullptr where omitted.
+struct RecurrentIO {
+  const float *x = nullptr, *w = nullptr, *r = nullptr, *bias = nullptr, *h0 = nullptr;
+  const int32_t* lens = nullptr;
+  float *y = nullptr, *y_h = nullptr;
+
+  static RecurrentIO bind(const KernelContext& k) {
+    auto in = [&](size_t i) { return i < k.inputs.size() && k.inputs[i] ? k.inputs[i] : nullptr; };
+    auto out = [&](size_t i) { return i < k.outputs.size() && k.outputs[i] ? k.outputs[i]->data_as<float>() : nullptr; };
+    RecurrentIO io;
+    io.x = k.input(0).data_as<float>();
+    io.w = k.input(1).data_as<float>();
+    io.r = k.input(2).data_as<float>();
+    if (const Tensor* t = in(3)) io.bias = t->data_as<float>();
+    if (const Tensor* t = in(4)) io.lens = t->data_as<int32_t>();
+    if (const Tensor* t = in(5)) io.h0 = t->data_as<float>();
+    io.y = out(0);
+    io.y_h = out(1);
+    return io;
   }
 };
 

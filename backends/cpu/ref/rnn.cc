@@ -18,21 +18,14 @@ Result<std::unique_ptr<Kernel>> make_RNN(const CompileContext& ctx) {
   const RecurrentGeometry g = RecurrentGeometry::of(ctx);
   TSR_ASSIGN_OR_RETURN(std::vector<RnnActivation> acts,
                        parse_rnn_activations(node, std::vector<std::string>(static_cast<size_t>(g.dirs), "Tanh")));
-  const float clip = node.find_attr("clip") ? node.attr_f("clip", 0.f) : std::numeric_limits<float>::infinity();
-  auto wants = [&](size_t i) { return node.outputs.size() > i && node.outputs[i] >= 0; };
-  const bool want_y = wants(0), want_h = wants(1);
-  const bool has_b = ctx.has_input(3), has_len = ctx.has_input(4), has_h0 = ctx.has_input(5);
+  const float clip = recurrent_clip(node);
   const int64_t H = g.hidden, I = g.input;
   return make_fn_kernel(
       [=](const KernelContext& k) -> Status {
-        const float* x = k.input(0).data_as<float>();
-        const float* w = k.input(1).data_as<float>();
-        const float* r = k.input(2).data_as<float>();
-        const float* bias = has_b ? k.input(3).data_as<float>() : nullptr;
-        const int32_t* lens = has_len ? k.input(4).data_as<int32_t>() : nullptr;
-        const float* h0 = has_h0 ? k.input(5).data_as<float>() : nullptr;
-        float* y = want_y && k.outputs.size() > 0 && k.outputs[0] ? k.output(0).data_as<float>() : nullptr;
-        float* y_h = want_h && k.outputs.size() > 1 && k.outputs[1] ? k.output(1).data_as<float>() : nullptr;
+        const RecurrentIO io = RecurrentIO::bind(k);
+        const float *x = io.x, *w = io.w, *r = io.r, *bias = io.bias, *h0 = io.h0;
+        const int32_t* lens = io.lens;
+        float *y = io.y, *y_h = io.y_h;
         TSR_RETURN_IF_ERROR(g.check_lens(lens, "RNN"));
         float* h = static_cast<float*>(k.scratch);
         float* next = h + H;
