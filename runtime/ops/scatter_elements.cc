@@ -8,6 +8,7 @@
 // last update wins (the spec leaves the order undefined).
 #include "runtime/ops/dtype_rules.h"
 #include "runtime/ops/op_schema.h"
+#include "runtime/ops/scatter_reduction_attr.h"
 
 namespace tessera {
 
@@ -29,17 +30,9 @@ Status infer(InferContext& ctx) {
   for (int64_t a = 0; a < rank; ++a)
     if (a != axis && idx[a] > data[a])
       return ctx.error("indices shape " + shape_to_string(idx) + " exceeds data shape " + shape_to_string(data) + " on axis " + std::to_string(a));
-  const std::string red = ctx.node().attr_s("reduction", "none");
-  const int opset = ctx.node().opset;
-  const bool scatter = ctx.node().op_type == "Scatter";
-  if (red != "none") {
-    if (scatter) return ctx.error("Scatter has no reduction attribute");
-    if (red != "add" && red != "mul" && red != "max" && red != "min")
-      return ctx.error("attribute reduction is '" + red + "'; expected none, add, mul, max or min");
-    if (opset < 16 || ((red == "max" || red == "min") && opset < 18))
-      return ctx.error("reduction '" + red + "' is not defined in opset " + std::to_string(opset));
-    TSR_RETURN_IF_ERROR(check_input_dtype(ctx, 0, dtype_is_computable, "a numeric dtype or bool"));
-  }
+  if (ctx.node().op_type == "Scatter" && ctx.node().attr_s("reduction", "none") != "none")
+    return ctx.error("Scatter has no reduction attribute");
+  TSR_RETURN_IF_ERROR(check_scatter_reduction(ctx));
   ctx.output(0) = {ctx.input(0).dtype, data, nullptr};
   return Status::ok();
 }

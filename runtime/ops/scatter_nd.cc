@@ -6,6 +6,7 @@
 // "none" and repeated tuples the last update wins (the spec leaves it undefined).
 #include "runtime/ops/dtype_rules.h"
 #include "runtime/ops/op_schema.h"
+#include "runtime/ops/scatter_reduction_attr.h"
 
 namespace tessera {
 
@@ -24,15 +25,7 @@ Status infer(InferContext& ctx) {
   want.insert(want.end(), data.begin() + k, data.end());
   if (ctx.input(2).shape != want)
     return ctx.error("updates shape " + shape_to_string(ctx.input(2).shape) + " must be " + shape_to_string(want));
-  const std::string red = ctx.node().attr_s("reduction", "none");
-  const int opset = ctx.node().opset;
-  if (red != "none") {
-    if (red != "add" && red != "mul" && red != "max" && red != "min")
-      return ctx.error("attribute reduction is '" + red + "'; expected none, add, mul, max or min");
-    if (opset < 16 || ((red == "max" || red == "min") && opset < 18))
-      return ctx.error("reduction '" + red + "' is not defined in opset " + std::to_string(opset));
-    TSR_RETURN_IF_ERROR(check_input_dtype(ctx, 0, dtype_is_computable, "a numeric dtype or bool"));
-  }
+  TSR_RETURN_IF_ERROR(check_scatter_reduction(ctx));
   ctx.output(0) = {ctx.input(0).dtype, data, nullptr};
   return Status::ok();
 }
