@@ -117,6 +117,11 @@ struct Plan {
   /// One tensor view per value (dtype and shape fixed at plan time); execute_plan points
   /// them at the run's bytes.
   mutable std::vector<Tensor> views;
+  /// Profiling (Session::set_profiling): when true, execute_plan adds each top-level step's
+  /// wall time in nanoseconds to step_ns[i] (sized like steps) and counts runs.
+  bool profiling = false;
+  mutable std::vector<uint64_t> step_ns;
+  mutable uint64_t profiled_runs = 0;
 };
 
 struct PlanOptions {

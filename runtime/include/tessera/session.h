@@ -51,6 +51,15 @@ struct TensorInfo {
   std::vector<Dim> shape;
 };
 
+/// Time spent in one step of the plan, summed over the runs since profiling was turned on
+/// (Session::set_profiling).
+struct StepProfile {
+  std::string node;      // Node::describe(): op type and name
+  std::string op_type;   // ONNX op type
+  std::string backend;   // "cpu", ...
+  double total_ms = 0;   // wall time in milliseconds, all profiled runs together
+};
+
 /// Facts about the current plan.
 struct PlanStats {
   uint64_t arena_bytes = 0;     // peak activation + scratch bytes
@@ -93,6 +102,15 @@ class Session {
   /// Stats of the current plan (after prepare() or run()).
   PlanStats plan_stats() const;
 
+  /// Turns per-step timing on or off (off by default; on costs two clock reads per step).
+  /// Turning it on clears what was collected. Steps of sub-plans (If, Loop, Scan bodies)
+  /// are counted in their parent's step.
+  void set_profiling(bool on);
+  /// Per-step times of the current plan since profiling was turned on (or the plan was
+  /// made), in execution order; `runs` gets the number of runs profiled. Empty when
+  /// profiling is off or nothing has run.
+  std::vector<StepProfile> profile(uint64_t* runs = nullptr) const;
+
  private:
   Session() = default;
   /// Plans for `shapes` (and, when given, these input values as constants) unless the
@@ -114,6 +132,7 @@ class Session {
   Tensor arena_;
   double load_ms_ = 0;
   double plan_ms_ = 0;
+  bool profiling_ = false;
   std::mutex mu_;
 };
 
