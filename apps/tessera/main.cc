@@ -184,8 +184,12 @@ Result<std::vector<std::pair<std::string, Tensor>>> load_inputs(const Session& s
   return out;
 }
 
+/// Set by --no-fusion (run, bench): one kernel per node.
+bool g_no_fusion = false;
+
 Result<std::unique_ptr<Session>> open_session(const std::string& path, const std::string& backend, int threads) {
   SessionOptions o;
+  o.fusion = !g_no_fusion;
   o.backends.clear();
   std::stringstream ss(backend);
   std::string b;
@@ -453,6 +457,7 @@ int tessera_main(int argc, char** argv) {
   run->add_option("--backend", run_backend, "backends in order of preference; the CPU is always the fallback")
       ->capture_default_str();
   run->add_flag("--verbose,-v", run_verbose, "print the plan: which node runs where, arena size");
+  run->add_flag("--no-fusion", g_no_fusion, "one kernel per node: no Conv/MatMul/Gemm + Add + activation fusion");
 
   std::string bench_path, bench_backend = "cpu";
   int bench_threads = 1, bench_runs = 20, bench_warmup = 3;
@@ -468,6 +473,7 @@ int tessera_main(int argc, char** argv) {
   bench->add_option("--backend", bench_backend, "backends in order of preference; the CPU is always the fallback")
       ->capture_default_str();
   bench->add_flag("--json", bench_json, "print only the JSON line");
+  bench->add_flag("--no-fusion", g_no_fusion, "one kernel per node: no Conv/MatMul/Gemm + Add + activation fusion");
   bench->add_flag("--profile", bench_profile, "time every step of the timed runs; print ms per op type and the slowest nodes");
 
   const std::string first = argc > 1 ? argv[1] : "";
