@@ -39,6 +39,7 @@
 #include "backends/cpu/ref/conv2d_plane.h"
 #include "backends/cpu/ref/nd_index.h"
 #include "backends/cpu/thread_pool.h"
+#include "backends/cpu/x86/fused_tail.h"
 #include "backends/cpu/x86/sgemm.h"
 #include "backends/cpu/x86/x86_kernels.h"
 #include "runtime/ops/spatial_attrs.h"
@@ -264,16 +265,10 @@ Result<std::unique_ptr<Kernel>> make_Conv(const CompileContext& ctx) {
   kern->k_rows = kern->cg * kern->k_size;
   if (kern->in_size < 1 || kern->out_size < 1 || kern->k_size < 1) return decline();
   kern->has_bias = has_bias;
-  if (ctx.epilogue) {
-    const Epilogue& ep = *ctx.epilogue;
-    if (ep.addend_input >= 0) {
-      const size_t zi = static_cast<size_t>(ep.addend_input);
-      if (!ctx.has_input(zi) || ctx.input(zi).dtype != DType::kFloat32 || ctx.input(zi).shape != ctx.outputs[0].shape)
-        return decline();
-      kern->addend_input = ep.addend_input;
-    }
-    kern->act = ep.act;
-  }
+  FusedTail tail;
+  if (!read_fused_tail(ctx, /*allow_col_bias=*/false, &tail)) return decline();
+  kern->addend_input = tail.addend;
+  kern->act = tail.act;
   kern->threads = std::max(1, ctx.threads);
   kern->isa = cpu::sgemm_best_isa();
   const int threads = kern->threads;
