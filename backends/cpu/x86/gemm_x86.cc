@@ -121,6 +121,7 @@ KernelFactory find_x86_kernel(const std::string& op_type) {
   if (op_type == "MatMul") return &make_MatMul;
   if (op_type == "Gemm") return &make_Gemm;
   if (op_type == "Conv") return &make_Conv;
+  if (op_type == "ConvTranspose") return &make_ConvTranspose;
   return nullptr;
 }
 
