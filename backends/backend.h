@@ -47,9 +47,16 @@ struct FusedActivation {
   Kind kind = Kind::kNone;
   /// LeakyRelu: alpha; Clip: [alpha, beta] = [min, max]; HardSigmoid: alpha, beta.
   float alpha = 0.f, beta = 0.f;
+  /// A scalar affine map after the activation, y = act(x) * scale + shift (a fused Mul and
+  /// Add of plan-time scalars, e.g. PP-OCR's learnable affine blocks); evaluated as one
+  /// fused multiply-add.
+  float scale = 1.f, shift = 0.f;
+  bool has_affine() const { return scale != 1.f || shift != 0.f; }
   float apply(float x) const;
-  /// Applies the activation to n contiguous floats in place.
+  /// Applies the activation (and the affine map) to n contiguous floats in place.
   void apply(float* x, int64_t n) const;
+  /// The activation alone (no affine map), in place.
+  void apply_activation(float* x, int64_t n) const;
 };
 
 /// An elementwise tail that the planner fused onto a Conv, MatMul or Gemm node whose output

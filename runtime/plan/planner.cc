@@ -213,8 +213,11 @@ class Planner {
   /// a row of out's last dim (a bias), then an activation; each intermediate value read by
   /// that one node only. Fills `ep` (appending the Adds' other operands to `in_ids` and
   /// their facts to `extra`); returns the last node of the tail, or nullptr.
+  /// What each node of a tail contributes (find_tail's `roles`, one per ep.nodes entry).
+  enum class TailRole { kAddend, kColBias, kActivation, kScale, kShift };
+
   const Node* find_tail(const Graph& g, const Node& n, const ValueInfo& out, Scope& scope, Epilogue& ep,
-                        std::vector<int>& in_ids, std::vector<ValueInfo>& extra) {
+                        std::vector<int>& in_ids, std::vector<ValueInfo>& extra, std::vector<TailRole>& roles) {
     std::string v = g.values[n.outputs[0]].name;
     const Node* last = nullptr;
     const Node* c = sole_consumer(g, v);
@@ -234,6 +237,7 @@ class Planner {
       else if (row && z.shape != out.shape && ep.col_bias_input < 0) slot = &ep.col_bias_input;
       if (!slot) break;
       *slot = static_cast<int>(in_ids.size());
+      roles.push_back(slot == &ep.addend_input ? TailRole::kAddend : TailRole::kColBias);
       in_ids.push_back(id.value());
       ValueInfo info;
       info.dtype = z.dtype;
@@ -249,9 +253,36 @@ class Planner {
     if (c && fusable_activation(g, *c, scope, &act) && g.values[c->inputs[0]].name == v) {
       ep.act = act;
       ep.nodes.push_back(c);
+      roles.push_back(TailRole::kActivation);
       last = c;
+      // Then a Mul and/or an Add of a plan-time float scalar: act(x) * scale + shift.
+      for (const char* op : {"Mul", "Add"}) {
+        v = g.values[c->outputs[0]].name;
+        const Node* d = sole_consumer(g, v);
+        float k = 0;
+        if (!d || d->op_type != op || !scalar_operand(g, *d, v, scope, &k)) break;
+        if (op[0] == 'M') ep.act.scale = k;
+        else ep.act.shift = k;
+        ep.nodes.push_back(d);
+        roles.push_back(op[0] == 'M' ? TailRole::kScale : TailRole::kShift);
+        last = c = d;
+      }
     }
     return last;
+  }
+
+  /// For a binary node `d` reading value `v` once: the other operand, when it is a
+  /// plan-time float32 scalar (one element), in *k.
+  bool scalar_operand(const Graph& g, const Node& d, const std::string& v, Scope& scope, float* k) {
+    if (d.inputs.size() != 2 || d.inputs[0] < 0 || d.inputs[1] < 0) return false;
+    const bool first = g.values[d.inputs[0]].name == v, second = g.values[d.inputs[1]].name == v;
+    if (first == second) return false;
+    auto id = lookup(g.values[d.inputs[first ? 1 : 0]].name, scope);
+    if (!id.is_ok()) return false;
+    const PlanValue& z = plan_.values[id.value()];
+    if (z.home != PlanValue::Home::kConstant || z.dtype != DType::kFloat32 || z.constant->numel() != 1) return false;
+    *k = z.constant->data_as<float>()[0];
+    return true;
   }
 
   Result<int> lookup(const std::string& name, Scope& scope) {
@@ -367,7 +398,8 @@ class Planner {
       std::vector<int> f_ids = in_ids;
       std::vector<ValueInfo> extra;
       extra.reserve(2);
-      find_tail(g, n, out_info[0], scope, ep, f_ids, extra);
+      std::vector<TailRole> roles;
+      find_tail(g, n, out_info[0], scope, ep, f_ids, extra, roles);
       // The longest prefix of the tail that the kernel takes (e.g. a Gemm with its own C
       // takes a residual Add but not a second bias).
       while (!ep.nodes.empty()) {
@@ -391,17 +423,23 @@ class Planner {
           }
           break;
         }
-        // Drop the tail's last node: the activation, else the last Add (its operand was the
-        // last one appended).
-        if (ep.act.kind != FusedActivation::Kind::kNone) {
-          ep.act = FusedActivation{};
-        } else {
-          const int last_in = static_cast<int>(f_ids.size()) - 1;
-          if (ep.addend_input == last_in) ep.addend_input = -1;
-          if (ep.col_bias_input == last_in) ep.col_bias_input = -1;
-          f_ids.pop_back();
-          extra.pop_back();
+        // Drop the tail's last node and what it contributed.
+        switch (roles.back()) {
+          case TailRole::kShift: ep.act.shift = 0.f; break;
+          case TailRole::kScale: ep.act.scale = 1.f; break;
+          case TailRole::kActivation: ep.act = FusedActivation{}; break;
+          case TailRole::kAddend:
+          case TailRole::kColBias: {
+            // Its operand was the last one appended.
+            const int last_in = static_cast<int>(f_ids.size()) - 1;
+            if (ep.addend_input == last_in) ep.addend_input = -1;
+            if (ep.col_bias_input == last_in) ep.col_bias_input = -1;
+            f_ids.pop_back();
+            extra.pop_back();
+            break;
+          }
         }
+        roles.pop_back();
         ep.nodes.pop_back();
       }
     }
