@@ -13,8 +13,10 @@
 // AVX-512 instructions in one file and could be picked by the linker for all callers.
 //
 // Accuracy (measured by tests/unit/x86_elementwise_test.cc against long double on a dense
-// sweep of inputs; the numbers are in that file): exp, sigmoid, tanh, erf and both Gelu
-// forms within a few ulp; +, -, *, /, max, min, relu, clip, sqrt, neg, abs bit-exact.
+// sweep of inputs, every 331st float bit pattern): exp 0.98 ulp, sigmoid 2.21, tanh 1.26,
+// erf 2.26, Gelu(erf) 5.0 (near the subnormals; less elsewhere), Gelu(tanh) 7.7 for
+// x >= -3 (growing as |2y| ulp below, see gelu_tanh); HardSwish / HardSigmoid within 2 ulp
+// of the reference; +, -, *, /, max, min, relu, clip, sqrt, neg, abs bit-exact.
 #pragma once
 
 #include <cstdint>
@@ -50,12 +52,15 @@ typename V::F exp(typename V::F x) {
   return V::scale_pow2(y, n);
 }
 
-/// 1 / (1 + exp(-x)): exp's error plus two roundings (<= 3 ulp); 0 for x < -88.7, 1 for
-/// x > 17.
+/// sigmoid(x) = 1 / (1 + exp(-x)) for x >= 0, exp(x) / (1 + exp(x)) for x < 0: one
+/// exp(-|x|) that never overflows, so results down to the subnormals keep their digits.
+/// Error: exp's plus two roundings (<= 3 ulp).
 template <class V>
 typename V::F sigmoid(typename V::F x) {
-  const typename V::F one = V::set1(1.f);
-  return V::div(one, V::add(one, exp<V>(V::xor_(x, V::set1(-0.f)))));
+  using F = typename V::F;
+  const F one = V::set1(1.f);
+  const F e = exp<V>(V::or_(x, V::set1(-0.f)));  // exp(-|x|)
+  return V::div(V::select(V::lt(x, V::set1(0.f)), e, one), V::add(one, e));
 }
 
 /// tanh(x). Cephes tanhf: |x| < 0.625: x + x^3 P(x^2) (degree-4 P, Cephes' coefficients);
@@ -128,6 +133,24 @@ typename V::F erf_small_ratio(typename V::F t) {
   return V::fmadd(p, s, V::set1(1.128379226e+00f));
 }
 
+/// erfc(t) for 0 <= t < 0.921875 as a degree-9 polynomial in t (least-squares fit on
+/// Chebyshev nodes, relative error 8.5e-8 with float coefficients). Gelu uses it for
+/// 1 + erf(z) = erfc(-z), z < 0, which would otherwise cancel up to 5x.
+template <class V>
+typename V::F erfc_small(typename V::F t) {
+  using F = typename V::F;
+  F p = V::set1(1.597953727e-03f);
+  p = V::fmadd(p, t, V::set1(-1.645426638e-02f));
+  p = V::fmadd(p, t, V::set1(4.619763047e-02f));
+  p = V::fmadd(p, t, V::set1(-1.339274645e-02f));
+  p = V::fmadd(p, t, V::set1(-1.071045250e-01f));
+  p = V::fmadd(p, t, V::set1(-1.503664302e-03f));
+  p = V::fmadd(p, t, V::set1(3.763552606e-01f));
+  p = V::fmadd(p, t, V::set1(-1.793456795e-05f));
+  p = V::fmadd(p, t, V::set1(-1.128378630e+00f));
+  return V::fmadd(p, t, V::set1(1.f));
+}
+
 /// erf(x): x * (erf(x)/x) for |x| < 0.921875, else sign(x) (1 - erfc(|x|)).
 template <class V>
 typename V::F erf(typename V::F x) {
@@ -142,7 +165,7 @@ typename V::F erf(typename V::F x) {
 /// Gelu, approximate="none": x/2 (1 + erf(z)), z = x / sqrt(2) kept as hi + lo. With
 /// h = x/2: |z| < 0.921875: h + h erf(z); z >= 0.921875: x - h erfc(z); z <= -0.921875:
 /// h erfc(-z) (no cancellation in 1 + erf(z) for negative x). x is clamped to [-20, 20]
-/// inside (Gelu(x) = x or -0 beyond), so +-inf give +inf and -0.
+/// inside (Gelu(x) = x or -0 beyond): +inf gives +inf; -inf gives NaN, as the reference.
 template <class V>
 typename V::F gelu_erf(typename V::F x) {
   using F = typename V::F;
@@ -155,12 +178,16 @@ typename V::F gelu_erf(typename V::F x) {
   const F az_lo = V::xor_(z_lo, V::and_(z, sign));  // lo of |z|
   const F h = V::mul(xc, V::set1(0.5f));
   const F hx = V::mul(x, V::set1(0.5f));
-  const F small = V::fmadd(hx, V::mul(z, erf_small_ratio<V>(z)), hx);
+  // |z| small: z >= 0: h + h erf(z); z < 0: h erfc(-z).
+  const F small = V::select(V::lt(z, V::set1(0.f)), V::mul(hx, erfc_small<V>(az)),
+                            V::fmadd(hx, V::mul(z, erf_small_ratio<V>(z)), hx));
   const F ec = erfc_big<V>(az, az_lo);
   const F pos = V::fmadd(V::xor_(h, sign), ec, x);
   const F neg = V::mul(h, ec);
   const F big = V::select(V::lt(x, V::set1(0.f)), neg, pos);
-  return V::select(V::lt(az, V::set1(0.921875f)), small, big);
+  const F r = V::select(V::lt(az, V::set1(0.921875f)), small, big);
+  // -inf: NaN (-inf * 0), as the reference and onnxruntime give, rather than the limit -0.
+  return V::select(V::eq(x, V::set1(-__builtin_inff())), V::set1(__builtin_nanf("")), r);
 }
 
 /// Gelu, approximate="tanh": x/2 (1 + tanh(y)) = x / (1 + exp(-2y)),
@@ -170,9 +197,13 @@ typename V::F gelu_erf(typename V::F x) {
 template <class V>
 typename V::F gelu_tanh(typename V::F x) {
   using F = typename V::F;
-  const F x2 = V::mul(x, x);
-  const F inner = V::fmadd(V::set1(0.0713548162726f), x2, V::set1(1.59576912161f));
-  const F two_y = V::mul(x, inner);
+  // 2y = c1 x + c2 x^3 with c1 = 2 sqrt(2/pi) split as c1_hi + c1_lo; the FMAs round the
+  // large term c1 x only once.
+  // x clamped to [-20, 20] (exp(-2y) is then 0 or inf already) so that inf - inf cannot
+  // arise; the final x / (1 + ...) uses x itself: +inf -> +inf, -inf -> NaN (the reference).
+  const F xc = V::max(V::set1(-20.f), V::min(V::set1(20.f), x));
+  const F p = V::mul(V::mul(V::set1(0.0713548162726f), V::mul(xc, xc)), xc);
+  const F two_y = V::fmadd(V::set1(1.595769167f), xc, V::fmadd(V::set1(-4.534068054e-08f), xc, p));
   return V::div(x, V::add(V::set1(1.f), exp<V>(V::xor_(two_y, V::set1(-0.f)))));
 }
 
@@ -212,7 +243,9 @@ typename V::F unary_op(const UnaryParams& p, typename V::F x) {
     const F t = V::min(V::fmadd(x, V::set1(p.alpha), V::set1(p.beta)), V::set1(1.f));  // t < 1 ? t : 1 (NaN -> 1)
     return V::max(t, V::set1(0.f));
   } else if constexpr (kOp == UnaryOp::kHardSwish) {
-    const F t = V::min(V::fmadd(x, V::set1(1.f / 6.f), V::set1(0.5f)), V::set1(1.f));
+    // x / 6 + 1/2 as (x + 3) / 6: x + 3 is exact near the kink at -3 (Sterbenz), where
+    // x * (1/6) + 1/2 would cancel and lose most digits of t.
+    const F t = V::min(V::div(V::add(x, V::set1(3.f)), V::set1(6.f)), V::set1(1.f));
     return V::mul(x, V::max(t, V::set1(0.f)));
   } else if constexpr (kOp == UnaryOp::kTanh) {
     return tanh<V>(x);

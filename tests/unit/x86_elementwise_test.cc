@@ -9,8 +9,9 @@
 //   - Exp, Sigmoid, Tanh, Erf, Gelu, Pow(x, 0.5): within the ulp bounds below, which are
 //     the max errors measured against long double on a dense sweep (every 331st float bit
 //     pattern) rounded up. Measured max errors (AVX-512 and AVX2 give the same values):
-//       exp 1 ulp, sigmoid 2, tanh 2, erf 2, gelu(erf) 3, gelu(tanh) 2 for x >= -3 (its
-//       error grows as |x| ulp below; see elementwise_simd.h).
+//       exp 0.98 ulp, sigmoid 2.21, tanh 1.26, erf 2.26, gelu(erf) 5.0 (at x = -13.1, a
+//       result near the subnormals), gelu(tanh) 7.71 for x >= -3 (4.6e-7 relative; below
+//       -3 it grows about as |2y| ulp, see elementwise_simd.h).
 // The broadcast-run decomposition (backends/cpu/broadcast_runs.h) is also checked on its
 // own against per-element index arithmetic, for arbitrary [begin, end) ranges.
 #include <gtest/gtest.h>
@@ -144,8 +145,8 @@ TEST(BroadcastRuns, MatchesIndexArithmetic) {
           EXPECT_EQ(iy, next);
           EXPECT_GT(len, 0);
           for (int64_t i = 0; i < len; ++i) {
-            EXPECT_EQ(ia + i * ra, broadcast_offset(iy + i, out, sa)) << shape_to_string(sa) << " at " << iy + i;
-            EXPECT_EQ(ib + i * rb, broadcast_offset(iy + i, out, sb)) << shape_to_string(sb) << " at " << iy + i;
+            EXPECT_EQ(ia + i * ra, ref::broadcast_offset(iy + i, out, sa)) << shape_to_string(sa) << " at " << iy + i;
+            EXPECT_EQ(ib + i * rb, ref::broadcast_offset(iy + i, out, sb)) << shape_to_string(sb) << " at " << iy + i;
           }
           next = iy + len;
         });
@@ -235,17 +236,7 @@ TEST(X86Elementwise, SpecialValuesEverywhere) {
       compare(isa, OpSpec{op, {}, 14}, {&a}, {}, 4, 1e-37, nullptr, 1, std::string(op) + " specials");
     compare(isa, OpSpec{"HardSigmoid", {}, 6}, {&a}, {}, 2, 1e-37, nullptr, 1, "HardSigmoid specials");
     compare(isa, OpSpec{"Gelu", {attr_s("approximate", "tanh")}, 20}, {&a}, {}, 4, 1e-37, nullptr, 1, "Gelu(tanh) specials");
-    // Gelu(erf): the reference's 0.5 x (1 + erf(x/sqrt2)) is NaN at -inf (-inf * 0); the
-    // kernel gives the limit, -0. Everything else must match.
-    auto got = run_op_with(factory_for(isa), OpSpec{"Gelu", {}, 20}, {&a}, {}, nullptr, 1);
-    ASSERT_TRUE(got.is_ok());
-    for (size_t i = 0; i < va.size(); ++i) {
-      const float g = got.value()[0].data_as<float>()[i], x = va[i];
-      if (std::isnan(x)) EXPECT_TRUE(std::isnan(g));
-      else if (x == -INFINITY) EXPECT_EQ(bits(g), bits(-0.f));
-      else if (x == INFINITY) EXPECT_EQ(g, INFINITY);
-      else EXPECT_LE(ulp_error(g, 0.5L * x * std::erfc(-static_cast<long double>(x) / std::sqrt(2.0L))), 4) << x;
-    }
+    compare(isa, OpSpec{"Gelu", {}, 20}, {&a}, {}, 4, 1e-37, nullptr, 1, "Gelu(erf) specials");  // -inf: NaN, both
   }
 }
 
@@ -355,12 +346,12 @@ long double exact_gelu_tanh(long double x) {
 
 TEST(X86Elementwise, TranscendentalAccuracySweep) {
   const SweepCase cases[] = {
-      {cpu::UnaryOp::kExp, "exp", -110.f, 90.f, 2, [](long double x) { return std::exp(x); }},
+      {cpu::UnaryOp::kExp, "exp", -110.f, 90.f, 1, [](long double x) { return std::exp(x); }},
       {cpu::UnaryOp::kSigmoid, "sigmoid", -100.f, 100.f, 3, [](long double x) { return 1.0L / (1.0L + std::exp(-x)); }},
-      {cpu::UnaryOp::kTanh, "tanh", -12.f, 12.f, 3, [](long double x) { return std::tanh(x); }},
+      {cpu::UnaryOp::kTanh, "tanh", -12.f, 12.f, 2, [](long double x) { return std::tanh(x); }},
       {cpu::UnaryOp::kErf, "erf", -6.f, 6.f, 3, [](long double x) { return std::erf(x); }},
-      {cpu::UnaryOp::kGeluErf, "gelu(erf)", -14.f, 14.f, 4, exact_gelu_erf},
-      {cpu::UnaryOp::kGeluTanh, "gelu(tanh)", -3.f, 14.f, 4, exact_gelu_tanh},
+      {cpu::UnaryOp::kGeluErf, "gelu(erf)", -14.f, 14.f, 6, exact_gelu_erf},
+      {cpu::UnaryOp::kGeluTanh, "gelu(tanh)", -3.f, 14.f, 8, exact_gelu_tanh},
   };
   for (ElementwiseIsa isa : available_isas()) {
     const cpu::ElementwiseCore core = cpu::elementwise_core(isa);
