@@ -39,8 +39,9 @@ namespace tessera::x86 {
 /// ISA path `isa` (tests force one; factories use kAuto), or a null kernel when the node is
 /// not one it takes (dtype other than float32, Pow with another or a
 /// non-constant exponent, Max/Min with other than two inputs, more than 16 dims that do not
-/// merge) or the path is not available. Errors: invalid_argument when the input shapes do
-/// not broadcast to the output's.
+/// merge, shapes that do not broadcast) or the path is not available; no errors at plan
+/// time. The kernel's run() returns invalid_argument if the run-time shapes do not broadcast
+/// to the output's (the executor gives it the planned shapes, so this is a defence only).
 Result<std::unique_ptr<Kernel>> make_elementwise(const CompileContext& ctx, cpu::ElementwiseIsa isa);
 
 /// The factory for `op_type` if it is one of the ops above (make_elementwise on kAuto),
