@@ -181,7 +181,7 @@ const std::vector<std::array<Shape, 2>>& binary_shapes() {
       {Shape{4, 1}, Shape{1, 23}},                // both broadcast (outer product)
       {Shape{2, 3, 1, 5}, Shape{3, 7, 1}},        // alternating
       {Shape{2, 3, 4, 5}, Shape{2, 3, 4, 1}},     // inner size-1 run
-      {Shape{1, 64, 56, 56}, Shape{1, 64, 56, 56}},   // large, threaded
+      {Shape{1, 64, 56, 56}, Shape{1, 64, 56, 56}},   // large
       {Shape{1, 64, 56, 56}, Shape{64, 1, 1}},
       {Shape{4, 40, 480}, Shape{480}},
       {Shape{4, 40, 480}, Shape{}},
@@ -202,6 +202,25 @@ TEST(X86Elementwise, BinaryOpsMatchReferenceBitExactly) {
         compare(isa, OpSpec{op, {}, 14}, {&a, &b}, {}, 0, 0, &pool, 3, what + " 3 threads");
       }
     }
+  }
+}
+
+// Outputs large enough to be split over threads (cheap ops: >= 2 x 2^20 elements; the
+// transcendental ones: >= 2 x 2^16), with split points inside broadcast runs.
+TEST(X86Elementwise, ThreadedSplitsMatchReference) {
+  ThreadPool pool(3);
+  std::mt19937 rng(11);
+  const Shape big{2, 64, 129, 131};  // 2.16M elements
+  const Tensor a = random_tensor(big, rng);
+  const Tensor per_channel = random_tensor({64, 1, 1}, rng), row = random_tensor({131}, rng), scalar = random_tensor({}, rng);
+  for (ElementwiseIsa isa : available_isas()) {
+    for (const char* op : {"Add", "Div", "Max"})
+      for (const Tensor* b : {&a, &per_channel, &row, &scalar})
+        compare(isa, OpSpec{op, {}, 14}, {&a, b}, {}, 0, 0, &pool, 3, std::string(op) + " big x " + shape_to_string(b->shape()));
+    compare(isa, OpSpec{"Relu", {}, 14}, {&a}, {}, 0, 0, &pool, 3, "Relu big");
+    const Tensor mid = random_tensor({3, 50001}, rng, 20.f);
+    compare(isa, OpSpec{"Sigmoid", {}, 13}, {&mid}, {}, 3, 1e-37, &pool, 3, "Sigmoid [3,50001]");
+    compare(isa, OpSpec{"Gelu", {}, 20}, {&mid}, {}, 6, 1e-15, &pool, 2, "Gelu [3,50001]");
   }
 }
 
