@@ -209,7 +209,8 @@ double constant_exponent(const CompileContext& ctx) {
 
 Result<std::unique_ptr<Kernel>> make_elementwise(const CompileContext& ctx, cpu::ElementwiseIsa isa) {
   const OpEntry* e = find_op(ctx.node.op_type);
-  if (!e || !cpu::elementwise_isa_available(isa)) return std::unique_ptr<Kernel>();
+  // A fused tail (CompileContext::epilogue) is for Conv/MatMul/Gemm only (takes_epilogue); declined here.
+  if (!e || !cpu::elementwise_isa_available(isa) || ctx.epilogue) return std::unique_ptr<Kernel>();
   if (ctx.outputs.size() != 1 || ctx.outputs[0].dtype != DType::kFloat32 || !is_f32(ctx, 0))
     return std::unique_ptr<Kernel>();
   const cpu::ElementwiseCore core = cpu::elementwise_core(isa);

@@ -37,7 +37,7 @@ namespace tessera::x86 {
 
 /// The optimized kernel for the node (one of the ops listed above, by ctx.node.op_type) on
 /// ISA path `isa` (tests force one; factories use kAuto), or a null kernel when the node is
-/// not one it takes (dtype other than float32, Pow with another or a
+/// not one it takes (dtype other than float32, a fused epilogue, Pow with another or a
 /// non-constant exponent, Max/Min with other than two inputs, more than 16 dims that do not
 /// merge, shapes that do not broadcast) or the path is not available; no errors at plan
 /// time. The kernel's run() returns invalid_argument if the run-time shapes do not broadcast
