@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "backends/cpu/thread_pool.h"
+#include "backends/cpu/x86/elementwise_x86.h"
 #include "backends/cpu/x86/fused_tail.h"
 #include "backends/cpu/x86/sgemm.h"
 #include "backends/cpu/x86/x86_kernels.h"
@@ -122,7 +123,7 @@ KernelFactory find_x86_kernel(const std::string& op_type) {
   if (op_type == "Gemm") return &make_Gemm;
   if (op_type == "Conv") return &make_Conv;
   if (op_type == "ConvTranspose") return &make_ConvTranspose;
-  return nullptr;
+  return find_x86_elementwise_kernel(op_type);
 }
 
 }  // namespace tessera::x86

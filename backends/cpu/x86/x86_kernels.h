@@ -25,7 +25,8 @@ Result<std::unique_ptr<Kernel>> make_ConvTranspose(const CompileContext& ctx);
 /// every other factory must not be given one.
 bool takes_epilogue(const std::string& op_type);
 
-/// The optimized factory for `op_type`, or nullptr.
+/// The optimized factory for `op_type` (MatMul, Gemm, Conv, the elementwise ops of
+/// elementwise_x86.h), or nullptr.
 KernelFactory find_x86_kernel(const std::string& op_type);
 
 }  // namespace tessera::x86
