@@ -110,12 +110,13 @@ KernelFactory find_x86_kernel(const std::string& op_type) {
   if (op_type == "MatMul") return &make_MatMul;
   if (op_type == "Gemm") return &make_Gemm;
   if (op_type == "Conv") return &make_Conv;
-  // pool_x86.cc, softmax_x86.cc, norm_x86.cc, reduce_x86.cc, transpose_x86.cc
+  // pool_x86.cc, softmax_x86.cc, norm_x86.cc, reduce_x86.cc, transpose_x86.cc, resize_x86.cc
   static const std::pair<const char*, KernelFactory> kMore[] = {
       {"MaxPool", &make_MaxPool},       {"AveragePool", &make_AveragePool}, {"GlobalMaxPool", &make_GlobalMaxPool},
       {"GlobalAveragePool", &make_GlobalAveragePool}, {"Softmax", &make_Softmax}, {"LogSoftmax", &make_LogSoftmax},
       {"LayerNormalization", &make_LayerNormalization}, {"ReduceSum", &make_ReduceSum},
-      {"ReduceMean", &make_ReduceMean}, {"ReduceMax", &make_ReduceMax}, {"Transpose", &make_Transpose}};
+      {"ReduceMean", &make_ReduceMean}, {"ReduceMax", &make_ReduceMax}, {"Transpose", &make_Transpose},
+      {"Resize", &make_Resize}};
   for (const auto& [name, f] : kMore)
     if (op_type == name) return f;
   return nullptr;

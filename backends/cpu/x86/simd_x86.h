@@ -51,6 +51,10 @@ struct Vec {
   static T even(T a, T b) {
     return _mm512_permutex2var_ps(a, _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30), b);
   }
+  // base[idx[0]], ..., base[idx[kW - 1]]
+  static T gather(const float* base, const int32_t* idx) {
+    return _mm512_i32gather_ps(_mm512_loadu_si512(idx), base, 4);
+  }
   static float reduce_add(T v) { return _mm512_reduce_add_ps(v); }
   static float reduce_max(T v) { return _mm512_reduce_max_ps(v); }
 };
@@ -86,6 +90,9 @@ struct Vec {
     // shuffle: a0 a2 b0 b2 | a4 a6 b4 b6; the 64-bit lane order 0 2 1 3 gives a0 a2 a4 a6 b0 b2 b4 b6.
     const __m256 s = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0));
     return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(s), _MM_SHUFFLE(3, 1, 2, 0)));
+  }
+  static T gather(const float* base, const int32_t* idx) {
+    return _mm256_i32gather_ps(base, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(idx)), 4);
   }
   static float reduce_add(T v) {
     __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));

@@ -128,8 +128,8 @@ TransposePlan plan_transpose(const std::vector<int64_t>& shape, const std::vecto
     else groups.push_back({v, v});
   }
   // Input-order position of each group gives its input stride.
-  std::vector<int64_t> in_stride_of(in_dims.size() + 1, 1);
-  for (int i = static_cast<int>(in_dims.size()) - 1; i >= 0; --i) in_stride_of[i] = in_stride_of[i + 1] * in_dims[i];
+  std::vector<int64_t> in_stride_of(in_dims.size(), 1);  // row-major strides of the input
+  for (int i = static_cast<int>(in_dims.size()) - 2; i >= 0; --i) in_stride_of[i] = in_stride_of[i + 1] * in_dims[i + 1];
   p.rank = static_cast<int>(groups.size());
   if (p.rank > kTransposeMaxRank || p.numel == 0) {
     // Not collapsible into kTransposeMaxRank dims: the caller falls back (rank = -1).
