@@ -16,8 +16,6 @@ namespace tessera::x86 {
 
 namespace {
 
-constexpr int64_t kStripRows = 32;  // input rows per task: whole 2 * kT strips of either ISA
-
 template <typename T>
 void scalar_block(const T* src, int64_t lds, T* dst, int64_t ldd, int64_t rows, int64_t cols) {
   // 8 x 8 blocks keep the rows read and the columns written in L1.
@@ -34,7 +32,7 @@ template <typename T>
 void run_tile2d(const TransposePlan& p, const T* src, T* dst, int64_t begin, int64_t end) {
   const int last = p.rank - 1;
   const int64_t a_size = p.dims[last], q_size = p.dims[p.j], lda = p.src_stride[last], ldd = p.dst_stride[p.j];
-  const int64_t nrb = (a_size + kStripRows - 1) / kStripRows, nqb = (q_size + kStripCols - 1) / kStripCols;
+  const int64_t nrb = (a_size + kBlockRows - 1) / kBlockRows, nqb = (q_size + kBlockCols - 1) / kBlockCols;
   for (int64_t t = begin; t < end; ++t) {
     int64_t rest = t / (nrb * nqb);
     const int64_t rb = t / nqb % nrb, qb = t % nqb;
@@ -46,8 +44,8 @@ void run_tile2d(const TransposePlan& p, const T* src, T* dst, int64_t begin, int
       src_off += i * p.src_stride[d];
       dst_off += i * p.dst_stride[d];
     }
-    const int64_t a0 = rb * kStripRows, a1 = std::min(a_size, a0 + kStripRows);
-    const int64_t q0 = qb * kStripCols, q1 = std::min(q_size, q0 + kStripCols);
+    const int64_t a0 = rb * kBlockRows, a1 = std::min(a_size, a0 + kBlockRows);
+    const int64_t q0 = qb * kBlockCols, q1 = std::min(q_size, q0 + kBlockCols);
     const T* s = src + src_off + a0 * lda + q0;
     T* d = dst + dst_off + q0 * ldd + a0;
     if constexpr (sizeof(T) == 4) {
@@ -93,8 +91,8 @@ void run_typed(const TransposePlan& p, const T* src, T* dst, ThreadPool* pool, i
     });
   } else {
     const int last = p.rank - 1;
-    const int64_t tasks = p.numel / (p.dims[last] * p.dims[p.j]) * ((p.dims[last] + kStripRows - 1) / kStripRows) *
-                          ((p.dims[p.j] + kStripCols - 1) / kStripCols);
+    const int64_t tasks = p.numel / (p.dims[last] * p.dims[p.j]) * ((p.dims[last] + kBlockRows - 1) / kBlockRows) *
+                          ((p.dims[p.j] + kBlockCols - 1) / kBlockCols);
     run_slots(pool, slots, tasks, [&](int64_t, int64_t b, int64_t e) {
       run_tile2d(p, src, dst, b, e);
       if (p.stream) _mm_sfence();  // order the non-temporal stores before the caller reads dst
