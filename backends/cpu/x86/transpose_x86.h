@@ -12,7 +12,8 @@
 //   kTile2d: the output's innermost dim has input stride lda > 1 (size A) and the input's
 //            innermost dim is output dim j (size Q, output stride ldd): for each index of the
 //            other dims, the 2-D transpose dst[q * ldd + a] = src[a * lda + q] in 16 x 16
-//            (AVX-512) or 8 x 8 (AVX2) in-register tiles (unpack / shuffle / lane permutes),
+//            (AVX-512) or 8 x 8 (AVX2) in-register tiles (128-bit loads into lanes, then in-lane
+//            shuffles: transpose_x86_impl.h),
 //            in blocks of kBlockRows x kBlockCols (one block's 512 pages stay in the TLB and
 //            its 2 x 256 KiB in L2: an output row of a 4096-wide matrix is 4 pages away
 //            from the next), 16-row strips within a block; scalar at the
