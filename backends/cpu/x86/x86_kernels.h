@@ -38,6 +38,10 @@ Result<std::unique_ptr<Kernel>> make_Resize(const CompileContext& ctx);
 /// Transpose (-1/13/21), any dtype of 1, 2, 4 or 8 bytes (transpose_x86.cc).
 Result<std::unique_ptr<Kernel>> make_Transpose(const CompileContext& ctx);
 
+/// True for the ops whose optimized kernel applies a fused tail (CompileContext::epilogue);
+/// every other factory must not be given one.
+bool takes_epilogue(const std::string& op_type);
+
 /// The optimized factory for `op_type`, or nullptr.
 KernelFactory find_x86_kernel(const std::string& op_type);
 
