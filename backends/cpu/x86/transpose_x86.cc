@@ -62,7 +62,9 @@ void run_tile2d(const TransposePlan& p, const T* src, T* dst, int64_t begin, int
 
 template <typename T>
 void run_typed(const TransposePlan& p, const T* src, T* dst, ThreadPool* pool, int threads) {
-  const int slots = threads_for(p.numel, threads);
+  // A copy is memory-bound and brief: a thread per 128 Ki elements (512 KiB of floats), so
+  // the small transposes of an encoder layer do not pay a thread wake-up.
+  const int slots = threads_for(p.numel / 4, threads);
   if (p.kind == TransposePlan::Kind::kCopy) {
     run_slots(pool, slots, p.numel, [&](int64_t, int64_t b, int64_t e) {
       std::memcpy(dst + b, src + b, static_cast<size_t>(e - b) * sizeof(T));
