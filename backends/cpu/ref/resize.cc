@@ -37,13 +37,7 @@ namespace {
 
 using P = ResizeParams;
 
-// The taps of one dim: for output index o, taps entries idx[o * taps + j], w[o * taps + j].
-struct AxisTaps {
-  int taps = 1;
-  std::vector<int64_t> idx;
-  std::vector<float> w;
-  std::vector<uint8_t> outside;  // per o: x falls outside the input (tf_crop_and_resize)
-};
+using AxisTaps = ResizeAxisTaps;
 
 double original_coordinate(const P& p, size_t d, int64_t o) {
   const double in = static_cast<double>(p.in[d]), out = static_cast<double>(p.out[d]), scale = p.scales[d];
@@ -174,6 +168,8 @@ AxisTaps axis_taps(const P& p, size_t d) {
 }
 
 }  // namespace
+
+ResizeAxisTaps resize_axis_taps(const ResizeParams& p, size_t d) { return axis_taps(p, d); }
 
 Result<std::unique_ptr<Kernel>> make_resize_kernel(const ResizeParams& p) {
   const int rank = static_cast<int>(p.in.size());
