@@ -15,7 +15,8 @@ void* home_of(const Plan& plan, const PlanValue& v, uint8_t* arena, const std::v
     case PlanValue::Home::kConstant: return const_cast<void*>(v.constant->data());
     case PlanValue::Home::kInput: return const_cast<void*>(inputs[v.index]->data());
     case PlanValue::Home::kOuter: return const_cast<void*>(outer[v.index]->data());
-    case PlanValue::Home::kArena: return arena + v.offset;
+    case PlanValue::Home::kArena: return (v.device ? plan.device_arena : arena) + v.offset;
+    case PlanValue::Home::kDeviceConstant: return plan.device_arena + v.offset;
   }
   return nullptr;
 }
@@ -129,6 +130,21 @@ Status run_loop(const Plan& plan, const Step& st, uint8_t* arena) {
 
 }  // namespace
 
+Status bind_device_arena(const Plan& plan, uint8_t* device_buffer) {
+  if (!plan.device) return Status::ok();
+  if (!device_buffer && plan.device_bytes) return internal_error("bind_device_arena: no device buffer");
+  for (const DeviceConstant& dc : plan.device_constants) {
+    const PlanValue& h = plan.values[dc.host];
+    const PlanValue& d = plan.values[dc.device];
+    if (d.bytes == 0) continue;
+    TSR_RETURN_IF_ERROR(plan.device->copy_to_device(device_buffer + d.offset, h.constant->data(), d.bytes)
+                            .with_context("uploading constant '" + h.name + "'"));
+  }
+  TSR_RETURN_IF_ERROR(plan.device->synchronize());
+  plan.device_arena = device_buffer;
+  return Status::ok();
+}
+
 Tensor plan_value_view(const Plan& plan, int id, uint8_t* arena, const std::vector<const Tensor*>& inputs,
                        const std::vector<const Tensor*>& outer) {
   const PlanValue& v = plan.values[id];
@@ -142,8 +158,9 @@ Status execute_plan(const Plan& plan, uint8_t* arena, const std::vector<const Te
   for (size_t i = 0; i < plan.values.size(); ++i)
     plan.views[i].set_data(home_of(plan, plan.values[i], arena, inputs, outer));
 
+  if (plan.device && !plan.device_arena) return internal_error("execute_plan: the plan's device arena is not bound");
   for (const Step& st : plan.steps) {
-    st.ctx.scratch = arena + st.scratch_offset;
+    st.ctx.scratch = (st.on_device ? plan.device_arena : arena) + st.scratch_offset;
     if (st.kernel) {
       Status s = st.kernel->run(st.ctx);
       if (!s.is_ok()) return s.with_context(st.node->describe());
