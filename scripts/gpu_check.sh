@@ -37,13 +37,15 @@ WORK="$(mktemp -d "${TMPDIR:-/tmp}/tessera_gpu_check.XXXXXX")"
 START=$SECONDS
 declare -a SUMMARY=()
 say() { echo "[gpu_check $(printf '%3d' $((SECONDS - START)))s] $*"; }
-# stage NAME TIMEOUT_S COMMAND...: runs it with a timeout, records the outcome.
+# stage NAME TIMEOUT_S FUNCTION: runs the shell function in a child bash under a timeout
+# (which kills the whole stage on expiry), records the outcome.
 stage() {
-  local name="$1" limit="$2"
-  shift 2
+  local name="$1" limit="$2" fn="$3"
   say "=== $name (timeout ${limit}s)"
   local t0=$SECONDS
-  timeout --kill-after=10 "$limit" "$@"
+  export -f "$fn"
+  export BIN TESSERA PY WORK LOG_DIR MODELS_DIR INPUTS_DIR HAVE_GPU
+  timeout --kill-after=10 "$limit" bash -c "$fn"
   local rc=$?
   local what="ok"
   if [[ $rc -eq 124 || $rc -eq 137 ]]; then what="TIMED OUT after ${limit}s"
@@ -79,25 +81,31 @@ else
 fi
 TESSERA="$BIN/tessera"
 
-# cuBLAS / cuDNN: the toolkit's, else a pip wheel's (PyTorch's nvidia-* packages).
-add_lib_dir() { [[ -d "$1" ]] && case ":${LD_LIBRARY_PATH:-}:" in *":$1:"*) ;; *) export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$1" ;; esac; }
+# cuBLAS / cuDNN (dlopen'ed by the CUDA backend): the system's, else the toolkit's, else a pip
+# wheel's (PyTorch's nvidia-* packages).
+add_lib_dir() { case ":${LD_LIBRARY_PATH:-}:" in *":$1:"*) ;; *) export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$1" ;; esac; }
+SITE_DIRS="$("$PY" -c 'import site; print(" ".join(site.getsitepackages()))' 2>/dev/null || true)"
 for lib in libcublas.so.13 libcublasLt.so.13 libcudnn.so.9; do
-  if ! LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}" ldconfig -p 2>/dev/null | grep -q "$lib"; then
+  found=""
+  for d in ${LD_LIBRARY_PATH//:/ }; do [[ -e "$d/$lib" ]] && found="$d/$lib" && break; done
+  [[ -z "$found" ]] && ldconfig -p 2>/dev/null | grep -q " $lib " && found="(system)"
+  if [[ -z "$found" ]]; then
     for d in /usr/local/cuda/lib64 /usr/local/cuda/lib /usr/local/cuda/targets/x86_64-linux/lib; do
-      [[ -e "$d/$lib" ]] && add_lib_dir "$d"
+      [[ -e "$d/$lib" ]] && { add_lib_dir "$d"; found="$d/$lib"; break; }
     done
-    if ! ldd "$TESSERA" 2>/dev/null | grep "$lib" | grep -q "=> /"; then
-      site="$("$PY" -c 'import site; print(" ".join(site.getsitepackages()))' 2>/dev/null)"
-      for s in $site; do
-        f="$(find "$s/nvidia" -maxdepth 4 -name "$lib" 2>/dev/null | head -1)"
-        [[ -n "$f" ]] && add_lib_dir "$(dirname "$f")"
-      done
-    fi
   fi
+  if [[ -z "$found" ]]; then
+    for sp in $SITE_DIRS; do
+      f="$(find "$sp/nvidia" -maxdepth 4 -name "$lib" 2>/dev/null | head -1)"
+      [[ -n "$f" ]] && { add_lib_dir "$(dirname "$f")"; found="$f"; break; }
+    done
+  fi
+  say "$lib: ${found:-NOT FOUND (the CUDA backend will report it and fall back to the CPU)}"
 done
 # Belt and braces: Tessera keeps TF32 off by itself; this also rules it out inside the libraries.
 export NVIDIA_TF32_OVERRIDE=0
 
+HAVE_GPU=0
 # ---- 1. facts ----
 facts() {
   if command -v nvidia-smi >/dev/null; then
@@ -108,7 +116,7 @@ facts() {
   command -v nvcc >/dev/null && nvcc --version | tail -2
   echo "LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}"
   if [[ -x "$TESSERA" ]]; then
-    ldd "$TESSERA" | grep -E "cublas|cudnn|onnx|not found" || true
+    ldd "$TESSERA" | grep -E "onnx|not found" || true
     "$TESSERA" --version 2>/dev/null || true
   else
     echo "no tessera binary at $TESSERA"

@@ -29,8 +29,8 @@ Status run_gemm(const CudaContext& c, const GemmCall& g, float alpha, const floa
   const int ldb = g.tb ? g.k : g.n;
   const int lda = g.ta ? g.m : g.k;
   if (g.batch == 1)
-    return cublas_check(cublasSgemm(c.cublas, op_b, op_a, g.n, g.m, g.k, &alpha, b, ldb, a, lda, &beta, y, g.n), "sgemm");
-  return cublas_check(cublasSgemmStridedBatched(c.cublas, op_b, op_a, g.n, g.m, g.k, &alpha, b, ldb, g.stride_b, a, lda,
+    return cublas_check(lib().cublasSgemm(c.cublas, op_b, op_a, g.n, g.m, g.k, &alpha, b, ldb, a, lda, &beta, y, g.n), "sgemm");
+  return cublas_check(lib().cublasSgemmStridedBatched(c.cublas, op_b, op_a, g.n, g.m, g.k, &alpha, b, ldb, g.stride_b, a, lda,
                                                 g.stride_a, &beta, y, g.n, g.stride_y, g.batch),
                       "sgemm strided batched");
 }

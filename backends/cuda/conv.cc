@@ -19,11 +19,11 @@ class ConvKernel final : public Kernel {
  public:
   explicit ConvKernel(const CudaContext* c) : c_(c) {}
   ~ConvKernel() override {
-    if (x_) cudnnDestroyTensorDescriptor(x_);
-    if (y_) cudnnDestroyTensorDescriptor(y_);
-    if (b_) cudnnDestroyTensorDescriptor(b_);
-    if (w_) cudnnDestroyFilterDescriptor(w_);
-    if (conv_) cudnnDestroyConvolutionDescriptor(conv_);
+    if (x_) lib().cudnnDestroyTensorDescriptor(x_);
+    if (y_) lib().cudnnDestroyTensorDescriptor(y_);
+    if (b_) lib().cudnnDestroyTensorDescriptor(b_);
+    if (w_) lib().cudnnDestroyFilterDescriptor(w_);
+    if (conv_) lib().cudnnDestroyConvolutionDescriptor(conv_);
   }
   size_t scratch_bytes() const override { return workspace_; }
 
@@ -31,32 +31,32 @@ class ConvKernel final : public Kernel {
     const Shape& xs = ctx.input(0).shape;
     const Shape& ws = ctx.input(1).shape;
     const Shape& ys = ctx.outputs[0].shape;
-    TSR_RETURN_IF_ERROR(cudnn_check(cudnnCreateTensorDescriptor(&x_), "tensor descriptor"));
-    TSR_RETURN_IF_ERROR(cudnn_check(cudnnCreateTensorDescriptor(&y_), "tensor descriptor"));
-    TSR_RETURN_IF_ERROR(cudnn_check(cudnnCreateFilterDescriptor(&w_), "filter descriptor"));
-    TSR_RETURN_IF_ERROR(cudnn_check(cudnnCreateConvolutionDescriptor(&conv_), "convolution descriptor"));
+    TSR_RETURN_IF_ERROR(cudnn_check(lib().cudnnCreateTensorDescriptor(&x_), "tensor descriptor"));
+    TSR_RETURN_IF_ERROR(cudnn_check(lib().cudnnCreateTensorDescriptor(&y_), "tensor descriptor"));
+    TSR_RETURN_IF_ERROR(cudnn_check(lib().cudnnCreateFilterDescriptor(&w_), "filter descriptor"));
+    TSR_RETURN_IF_ERROR(cudnn_check(lib().cudnnCreateConvolutionDescriptor(&conv_), "convolution descriptor"));
     auto i = [](int64_t v) { return static_cast<int>(v); };
-    TSR_RETURN_IF_ERROR(cudnn_check(cudnnSetTensor4dDescriptor(x_, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, i(xs[0]), i(xs[1]),
+    TSR_RETURN_IF_ERROR(cudnn_check(lib().cudnnSetTensor4dDescriptor(x_, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, i(xs[0]), i(xs[1]),
                                                                i(xs[2]), i(xs[3])), "X descriptor"));
-    TSR_RETURN_IF_ERROR(cudnn_check(cudnnSetTensor4dDescriptor(y_, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, i(ys[0]), i(ys[1]),
+    TSR_RETURN_IF_ERROR(cudnn_check(lib().cudnnSetTensor4dDescriptor(y_, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, i(ys[0]), i(ys[1]),
                                                                i(ys[2]), i(ys[3])), "Y descriptor"));
-    TSR_RETURN_IF_ERROR(cudnn_check(cudnnSetFilter4dDescriptor(w_, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, i(ws[0]), i(ws[1]),
+    TSR_RETURN_IF_ERROR(cudnn_check(lib().cudnnSetFilter4dDescriptor(w_, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, i(ws[0]), i(ws[1]),
                                                                i(ws[2]), i(ws[3])), "W descriptor"));
     TSR_RETURN_IF_ERROR(cudnn_check(
-        cudnnSetConvolution2dDescriptor(conv_, i(geo.pads_begin[0]), i(geo.pads_begin[1]), i(geo.strides[0]),
+        lib().cudnnSetConvolution2dDescriptor(conv_, i(geo.pads_begin[0]), i(geo.pads_begin[1]), i(geo.strides[0]),
                                         i(geo.strides[1]), i(geo.dilations[0]), i(geo.dilations[1]),
                                         CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT), "convolution descriptor"));
-    TSR_RETURN_IF_ERROR(cudnn_check(cudnnSetConvolutionGroupCount(conv_, i(group)), "group count"));
+    TSR_RETURN_IF_ERROR(cudnn_check(lib().cudnnSetConvolutionGroupCount(conv_, i(group)), "group count"));
     const cudnnMathType_t math = c_->allow_tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH;
-    TSR_RETURN_IF_ERROR(cudnn_check(cudnnSetConvolutionMathType(conv_, math), "math type"));
+    TSR_RETURN_IF_ERROR(cudnn_check(lib().cudnnSetConvolutionMathType(conv_, math), "math type"));
     // cuDNN must agree with the schema on the output shape.
     int n, c, h, w;
-    TSR_RETURN_IF_ERROR(cudnn_check(cudnnGetConvolution2dForwardOutputDim(conv_, x_, w_, &n, &c, &h, &w), "output dims"));
+    TSR_RETURN_IF_ERROR(cudnn_check(lib().cudnnGetConvolution2dForwardOutputDim(conv_, x_, w_, &n, &c, &h, &w), "output dims"));
     if (n != ys[0] || c != ys[1] || h != ys[2] || w != ys[3])
       return internal_error(ctx.node.describe() + ": cuDNN computes another output shape");
     cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
     int found = 0;
-    TSR_RETURN_IF_ERROR(cudnn_check(cudnnGetConvolutionForwardAlgorithm_v7(c_->cudnn, x_, w_, conv_, y_,
+    TSR_RETURN_IF_ERROR(cudnn_check(lib().cudnnGetConvolutionForwardAlgorithm_v7(c_->cudnn, x_, w_, conv_, y_,
                                                                            CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, perf),
                                     "algorithm heuristics"));
     bool chosen = false;
@@ -69,12 +69,12 @@ class ConvKernel final : public Kernel {
       chosen = true;
     }
     if (!chosen) return unimplemented(ctx.node.describe() + ": cuDNN offers no algorithm for this convolution");
-    TSR_RETURN_IF_ERROR(cudnn_check(cudnnSetConvolutionMathType(conv_, math), "math type"));
-    TSR_RETURN_IF_ERROR(cudnn_check(cudnnGetConvolutionForwardWorkspaceSize(c_->cudnn, x_, w_, conv_, y_, algo_, &workspace_),
+    TSR_RETURN_IF_ERROR(cudnn_check(lib().cudnnSetConvolutionMathType(conv_, math), "math type"));
+    TSR_RETURN_IF_ERROR(cudnn_check(lib().cudnnGetConvolutionForwardWorkspaceSize(c_->cudnn, x_, w_, conv_, y_, algo_, &workspace_),
                                     "workspace size"));
     if (ctx.has_input(2)) {
-      TSR_RETURN_IF_ERROR(cudnn_check(cudnnCreateTensorDescriptor(&b_), "tensor descriptor"));
-      TSR_RETURN_IF_ERROR(cudnn_check(cudnnSetTensor4dDescriptor(b_, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, i(ys[1]), 1, 1),
+      TSR_RETURN_IF_ERROR(cudnn_check(lib().cudnnCreateTensorDescriptor(&b_), "tensor descriptor"));
+      TSR_RETURN_IF_ERROR(cudnn_check(lib().cudnnSetTensor4dDescriptor(b_, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, i(ys[1]), 1, 1),
                                       "B descriptor"));
     }
     return Status::ok();
@@ -83,11 +83,11 @@ class ConvKernel final : public Kernel {
   Status run(const KernelContext& k) const override {
     if (k.output(0).numel() == 0) return Status::ok();
     const float one = 1.f, zero = 0.f;
-    TSR_RETURN_IF_ERROR(cudnn_check(cudnnConvolutionForward(c_->cudnn, &one, x_, k.input(0).data(), w_, k.input(1).data(),
+    TSR_RETURN_IF_ERROR(cudnn_check(lib().cudnnConvolutionForward(c_->cudnn, &one, x_, k.input(0).data(), w_, k.input(1).data(),
                                                             conv_, algo_, k.scratch, workspace_, &zero, y_,
                                                             k.output(0).data()), "convolution forward"));
     if (b_)
-      TSR_RETURN_IF_ERROR(cudnn_check(cudnnAddTensor(c_->cudnn, &one, b_, k.input(2).data(), &one, y_, k.output(0).data()),
+      TSR_RETURN_IF_ERROR(cudnn_check(lib().cudnnAddTensor(c_->cudnn, &one, b_, k.input(2).data(), &one, y_, k.output(0).data()),
                                       "bias"));
     return Status::ok();
   }

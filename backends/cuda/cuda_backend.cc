@@ -17,11 +17,11 @@ Status cuda_check(cudaError_t e, const std::string& what) {
 }
 Status cublas_check(cublasStatus_t e, const std::string& what) {
   if (e == CUBLAS_STATUS_SUCCESS) return Status::ok();
-  return internal_error("cuBLAS: " + what + ": " + cublasGetStatusString(e));
+  return internal_error("cuBLAS: " + what + ": " + lib().cublasGetStatusString(e));
 }
 Status cudnn_check(cudnnStatus_t e, const std::string& what) {
   if (e == CUDNN_STATUS_SUCCESS) return Status::ok();
-  return internal_error("cuDNN: " + what + ": " + cudnnGetErrorString(e));
+  return internal_error("cuDNN: " + what + ": " + lib().cudnnGetErrorString(e));
 }
 
 bool all_float32(const CompileContext& ctx) {
@@ -45,8 +45,8 @@ class CudaBackend final : public Backend {
   }
   ~CudaBackend() override {
     cudaStreamSynchronize(c_.stream);
-    if (c_.cudnn) cudnnDestroy(c_.cudnn);
-    if (c_.cublas) cublasDestroy(c_.cublas);
+    if (c_.cudnn) lib().cudnnDestroy(c_.cudnn);
+    if (c_.cublas) lib().cublasDestroy(c_.cublas);
     if (c_.error_flag) cudaFree(c_.error_flag);
     if (c_.stream) cudaStreamDestroy(c_.stream);
   }
@@ -89,6 +89,9 @@ class CudaBackend final : public Backend {
       return out_of_memory("CUDA: cannot allocate " + std::to_string(bytes) + " bytes of device memory: " +
                            cudaGetErrorString(e));
     }
+    // Poisoned like the host arena (0xFF: NaN as float), so a kernel that leaves an output
+    // element unwritten shows up as NaN in the tests instead of a lucky zero.
+    TSR_RETURN_IF_ERROR(cuda_check(cudaMemsetAsync(p, 0xFF, bytes, c_.stream), "poison the device arena"));
     return p;
   }
   void deallocate(void* p) override {
@@ -135,6 +138,8 @@ Result<std::unique_ptr<Backend>> make_cuda_backend() {
     cudaGetLastError();
     return unimplemented("backend 'cuda': no CUDA device was found (" + why + ")");
   }
+  const cuda::CudaLibs& libs = cuda::cuda_libs();
+  if (!libs.loaded) return unimplemented("backend 'cuda': " + libs.error);
   cuda::CudaContext c;
   if (const char* d = std::getenv("TESSERA_CUDA_DEVICE")) {
     char* end = nullptr;
@@ -148,14 +153,14 @@ Result<std::unique_ptr<Backend>> make_cuda_backend() {
   TSR_RETURN_IF_ERROR(cuda_check(cudaStreamCreateWithFlags(&c.stream, cudaStreamNonBlocking), "create stream"));
   TSR_RETURN_IF_ERROR(cuda_check(cudaMalloc(reinterpret_cast<void**>(&c.error_flag), sizeof(int)), "error flag"));
   TSR_RETURN_IF_ERROR(cuda_check(cudaMemset(c.error_flag, 0, sizeof(int)), "error flag"));
-  TSR_RETURN_IF_ERROR(cuda::cublas_check(cublasCreate(&c.cublas), "create handle"));
-  TSR_RETURN_IF_ERROR(cuda::cublas_check(cublasSetStream(c.cublas, c.stream), "set stream"));
+  TSR_RETURN_IF_ERROR(cuda::cublas_check(cuda::lib().cublasCreate(&c.cublas), "create handle"));
+  TSR_RETURN_IF_ERROR(cuda::cublas_check(cuda::lib().cublasSetStream(c.cublas, c.stream), "set stream"));
   // CUBLAS_DEFAULT_MATH never uses TF32 for float32 GEMMs; pedantic also rules out other
   // reduced-precision shortcuts.
   TSR_RETURN_IF_ERROR(cuda::cublas_check(
-      cublasSetMathMode(c.cublas, c.allow_tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_PEDANTIC_MATH), "math mode"));
-  TSR_RETURN_IF_ERROR(cuda::cudnn_check(cudnnCreate(&c.cudnn), "create handle"));
-  TSR_RETURN_IF_ERROR(cuda::cudnn_check(cudnnSetStream(c.cudnn, c.stream), "set stream"));
+      cuda::lib().cublasSetMathMode(c.cublas, c.allow_tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_PEDANTIC_MATH), "math mode"));
+  TSR_RETURN_IF_ERROR(cuda::cudnn_check(cuda::lib().cudnnCreate(&c.cudnn), "create handle"));
+  TSR_RETURN_IF_ERROR(cuda::cudnn_check(cuda::lib().cudnnSetStream(c.cudnn, c.stream), "set stream"));
   return std::unique_ptr<Backend>(new cuda::CudaBackend(c));
 }
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "backends/backend.h"
+#include "backends/cuda/cuda_libs.h"
 
 namespace tessera::cuda {
 
@@ -47,6 +48,9 @@ void add_basic_ops(std::vector<CudaOp>& ops);
 Status cuda_check(cudaError_t e, const std::string& what);
 Status cublas_check(cublasStatus_t e, const std::string& what);
 Status cudnn_check(cudnnStatus_t e, const std::string& what);
+
+/// cuBLAS / cuDNN, loaded at the first make_cuda_backend (which checks `loaded`).
+inline const CudaLibs& lib() { return cuda_libs(); }
 
 /// A declined node: the planner gives it to the next backend (the CPU).
 inline Result<std::unique_ptr<Kernel>> decline() { return std::unique_ptr<Kernel>(); }
