@@ -82,7 +82,8 @@ fi
 {
   echo "commit $(git -C "$ROOT" rev-parse HEAD)$(git -C "$ROOT" diff --quiet HEAD -- . ':!.devbuild' || echo ' (with uncommitted changes)')"
   echo "built $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(. /etc/os-release; echo "$PRETTY_NAME"), $(nvcc --version 2>/dev/null | tail -1)"
-  grep -E "CMAKE_CUDA_ARCHITECTURES|CMAKE_BUILD_TYPE:" "$BUILD_DIR/CMakeCache.txt"
+  grep -E "CMAKE_BUILD_TYPE:" "$BUILD_DIR/CMakeCache.txt"
+  grep -E "Tessera: CUDA backend" "$BUILD_DIR.configure.log"
   (cd "$OUT" && find . -type f -printf '%s %p\n' | sort -k2)
 } > "$OUT/MANIFEST"
 total=$(du -sb "$OUT" | cut -f1)
