@@ -89,6 +89,7 @@ Result<std::unique_ptr<Kernel>> make_matmul(const CudaContext& c, const CompileC
       }
     }
   }
+  TSR_RETURN_IF_ERROR(ensure_cublas(c));
   const CudaContext* cp = &c;
   return make_fn_kernel([cp, g, calls](const KernelContext& kc) -> Status {
     const float* a = kc.input(0).data_as<float>();
@@ -134,6 +135,7 @@ Result<std::unique_ptr<Kernel>> make_gemm(const CudaContext& c, const CompileCon
   } else {
     beta = 0.f;
   }
+  TSR_RETURN_IF_ERROR(ensure_cublas(c));
   const CudaContext* cp = &c;
   return make_fn_kernel([cp, g, alpha, beta, has_c, cview](const KernelContext& kc) -> Status {
     float* y = kc.output(0).data_as<float>();

@@ -117,6 +117,7 @@ Result<std::unique_ptr<Kernel>> make_conv(const CudaContext& c, const CompileCon
   const int64_t group = ctx.node.attr_i("group", 1);
   if (group < 1 || xs[1] % group != 0 || ws[0] % group != 0 || ws[1] * group != xs[1]) return decline();
   if (ctx.has_input(2) && ctx.input(2).shape != Shape{ws[0]}) return decline();
+  TSR_RETURN_IF_ERROR(ensure_cudnn(c));
   auto k = std::make_unique<ConvKernel>(&c);
   TSR_RETURN_IF_ERROR(k->init(ctx, g, group));
   return std::unique_ptr<Kernel>(std::move(k));

@@ -24,6 +24,26 @@ Status cudnn_check(cudnnStatus_t e, const std::string& what) {
   return internal_error("cuDNN: " + what + ": " + lib().cudnnGetErrorString(e));
 }
 
+Status ensure_cublas(const CudaContext& c) {
+  if (c.cublas) return Status::ok();
+  cublasHandle_t h = nullptr;
+  TSR_RETURN_IF_ERROR(cublas_check(lib().cublasCreate(&h), "create handle"));
+  c.cublas = h;
+  TSR_RETURN_IF_ERROR(cublas_check(lib().cublasSetStream(h, c.stream), "set stream"));
+  // CUBLAS_DEFAULT_MATH never uses TF32 for float32 GEMMs; pedantic also rules out other
+  // reduced-precision shortcuts.
+  return cublas_check(lib().cublasSetMathMode(h, c.allow_tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_PEDANTIC_MATH),
+                      "math mode");
+}
+
+Status ensure_cudnn(const CudaContext& c) {
+  if (c.cudnn) return Status::ok();
+  cudnnHandle_t h = nullptr;
+  TSR_RETURN_IF_ERROR(cudnn_check(lib().cudnnCreate(&h), "create handle"));
+  c.cudnn = h;
+  return cudnn_check(lib().cudnnSetStream(h, c.stream), "set stream");
+}
+
 bool all_float32(const CompileContext& ctx) {
   for (size_t i = 0; i < ctx.inputs.size(); ++i)
     if (ctx.has_input(i) && ctx.input(i).dtype != DType::kFloat32) return false;
@@ -153,14 +173,6 @@ Result<std::unique_ptr<Backend>> make_cuda_backend() {
   TSR_RETURN_IF_ERROR(cuda_check(cudaStreamCreateWithFlags(&c.stream, cudaStreamNonBlocking), "create stream"));
   TSR_RETURN_IF_ERROR(cuda_check(cudaMalloc(reinterpret_cast<void**>(&c.error_flag), sizeof(int)), "error flag"));
   TSR_RETURN_IF_ERROR(cuda_check(cudaMemset(c.error_flag, 0, sizeof(int)), "error flag"));
-  TSR_RETURN_IF_ERROR(cuda::cublas_check(cuda::lib().cublasCreate(&c.cublas), "create handle"));
-  TSR_RETURN_IF_ERROR(cuda::cublas_check(cuda::lib().cublasSetStream(c.cublas, c.stream), "set stream"));
-  // CUBLAS_DEFAULT_MATH never uses TF32 for float32 GEMMs; pedantic also rules out other
-  // reduced-precision shortcuts.
-  TSR_RETURN_IF_ERROR(cuda::cublas_check(
-      cuda::lib().cublasSetMathMode(c.cublas, c.allow_tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_PEDANTIC_MATH), "math mode"));
-  TSR_RETURN_IF_ERROR(cuda::cudnn_check(cuda::lib().cudnnCreate(&c.cudnn), "create handle"));
-  TSR_RETURN_IF_ERROR(cuda::cudnn_check(cuda::lib().cudnnSetStream(c.cudnn, c.stream), "set stream"));
   return std::unique_ptr<Backend>(new cuda::CudaBackend(c));
 }
 

@@ -22,8 +22,10 @@ namespace tessera::cuda {
 struct CudaContext {
   int device = 0;
   cudaStream_t stream = nullptr;
-  cublasHandle_t cublas = nullptr;
-  cudnnHandle_t cudnn = nullptr;
+  // Made by ensure_cublas / ensure_cudnn when the first node needs them (plan time), so a
+  // session without MatMul or Conv does not pay for them.
+  mutable cublasHandle_t cublas = nullptr;
+  mutable cudnnHandle_t cudnn = nullptr;
   /// TF32 tensor cores for float32 MatMul/Gemm/Conv. Off unless TESSERA_CUDA_ALLOW_TF32=1
   /// (TF32 keeps 10 mantissa bits: errors ~1e-3, far above the 1e-4 the tests ask for).
   bool allow_tf32 = false;
@@ -42,6 +44,12 @@ struct CudaOp {
 void add_blas_ops(std::vector<CudaOp>& ops);
 void add_conv_ops(std::vector<CudaOp>& ops);
 void add_basic_ops(std::vector<CudaOp>& ops);
+
+/// Create the cuBLAS handle (pedantic math, or TF32 when allowed) / the cuDNN handle on the
+/// session's stream if not made yet. Called by compile functions (plan time, under the
+/// session's lock). Errors: the library's.
+Status ensure_cublas(const CudaContext& c);
+Status ensure_cudnn(const CudaContext& c);
 
 /// A status for a CUDA runtime / cuBLAS / cuDNN error code: ok for success, else kInternal
 /// naming `what` and the library's error string.
