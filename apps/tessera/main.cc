@@ -184,8 +184,12 @@ Result<std::vector<std::pair<std::string, Tensor>>> load_inputs(const Session& s
   return out;
 }
 
+/// Set by --no-fusion (run, bench): one kernel per node.
+bool g_no_fusion = false;
+
 Result<std::unique_ptr<Session>> open_session(const std::string& path, const std::string& backend, int threads) {
   SessionOptions o;
+  o.fusion = !g_no_fusion;
   o.backends.clear();
   std::stringstream ss(backend);
   std::string b;
@@ -319,8 +323,36 @@ int cmd_run(const std::string& path, const InputArgs& ia, const std::string& out
   return 0;
 }
 
+/// Prints the profile of the timed runs: time per op type (sorted, share of the total) and
+/// the slowest nodes, in milliseconds per run.
+void print_profile(const Session& s) {
+  uint64_t runs = 0;
+  std::vector<StepProfile> prof = s.profile(&runs);
+  if (prof.empty() || runs == 0) return;
+  double total = 0;
+  std::map<std::string, std::pair<double, int>> by_op;
+  for (const StepProfile& p : prof) {
+    total += p.total_ms;
+    auto& e = by_op[p.op_type + " (" + p.backend + ")"];
+    e.first += p.total_ms;
+    ++e.second;
+  }
+  std::vector<std::pair<std::string, std::pair<double, int>>> ops(by_op.begin(), by_op.end());
+  std::sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) { return a.second.first > b.second.first; });
+  const double r = static_cast<double>(runs);
+  std::printf("profile: %.3f ms per run in %zu steps (mean of %llu runs)\n", total / r, prof.size(),
+              static_cast<unsigned long long>(runs));
+  std::printf("  %-34s %10s %7s %6s\n", "op type (backend)", "ms/run", "share", "nodes");
+  for (const auto& [name, e] : ops)
+    std::printf("  %-34s %10.3f %6.1f%% %6d\n", name.c_str(), e.first / r, total > 0 ? 100.0 * e.first / total : 0.0, e.second);
+  std::sort(prof.begin(), prof.end(), [](const StepProfile& a, const StepProfile& b) { return a.total_ms > b.total_ms; });
+  std::printf("  slowest nodes:\n");
+  for (size_t i = 0; i < prof.size() && i < 15; ++i)
+    std::printf("  %10.3f ms  %s\n", prof[i].total_ms / r, prof[i].node.c_str());
+}
+
 int cmd_bench(const std::string& path, const InputArgs& ia, const std::string& backend, int threads, int runs, int warmup,
-              bool json) {
+              bool json, bool profile) {
   auto sr = open_session(path, backend, threads);
   if (!sr.is_ok()) return fail(sr.status());
   Session& s = *sr.value();
@@ -331,6 +363,7 @@ int cmd_bench(const std::string& path, const InputArgs& ia, const std::string& b
     if (!o.is_ok()) return fail(o.status());
   }
   std::vector<double> ms;
+  if (profile) s.set_profiling(true);
   for (int i = 0; i < runs; ++i) {
     auto t0 = Clock::now();
     auto o = s.run(inputs.value());
@@ -351,6 +384,7 @@ int cmd_bench(const std::string& path, const InputArgs& ia, const std::string& b
     std::printf("median:       %.3f ms\n", median);
     std::printf("p90:          %.3f ms\n", p90);
     std::printf("arena:        %llu bytes peak activations\n", static_cast<unsigned long long>(st.arena_bytes));
+    if (profile) print_profile(s);
   }
   // "threads": the pool's size (0 asks for the physical cores). "runs_ms": every timed run,
   // in run order.
@@ -426,10 +460,11 @@ int tessera_main(int argc, char** argv) {
   run->add_option("--backend", run_backend, "backends in order of preference; the CPU is always the fallback")
       ->capture_default_str();
   run->add_flag("--verbose,-v", run_verbose, "print the plan: which node runs where, arena size");
+  run->add_flag("--no-fusion", g_no_fusion, "one kernel per node: no Conv/MatMul/Gemm + Add + activation fusion");
 
   std::string bench_path, bench_backend = "cpu";
   int bench_threads = 1, bench_runs = 20, bench_warmup = 3;
-  bool bench_json = false;
+  bool bench_json = false, bench_profile = false;
   InputArgs bench_in;
   auto* bench = app.add_subcommand("bench", "time a .tsr model: load time, median and p90 latency");
   bench->add_option("model", bench_path, ".tsr file")->required();
@@ -441,6 +476,8 @@ int tessera_main(int argc, char** argv) {
   bench->add_option("--backend", bench_backend, "backends in order of preference; the CPU is always the fallback")
       ->capture_default_str();
   bench->add_flag("--json", bench_json, "print only the JSON line");
+  bench->add_flag("--no-fusion", g_no_fusion, "one kernel per node: no Conv/MatMul/Gemm + Add + activation fusion");
+  bench->add_flag("--profile", bench_profile, "time every step of the timed runs; print ms per op type and the slowest nodes");
 
   const std::string first = argc > 1 ? argv[1] : "";
   if (!first.empty() && first[0] != '-' && first != "convert" && first != "inspect" && first != "run" && first != "bench") {
@@ -462,7 +499,7 @@ int tessera_main(int argc, char** argv) {
   if (*run) {
     return cmd_run(run_path, run_in, run_out, run_format, run_backend, run_verbose);
   }
-  if (*bench) return cmd_bench(bench_path, bench_in, bench_backend, bench_threads, bench_runs, bench_warmup, bench_json);
+  if (*bench) return cmd_bench(bench_path, bench_in, bench_backend, bench_threads, bench_runs, bench_warmup, bench_json, bench_profile);
   return 1;
 }
 }  // namespace

@@ -1,5 +1,6 @@
 // The executor: binds the run's bytes to the plan's views and runs the steps in order.
 // It allocates nothing: views and kernel contexts were built by the planner.
+#include <chrono>
 #include <cstring>
 #include <string>
 
@@ -128,6 +129,33 @@ Status run_loop(const Plan& plan, const Step& st, uint8_t* arena) {
   return Status::ok();
 }
 
+/// Runs one step of `plan`: a kernel, a Loop/Scan, or an If.
+Status run_step(const Plan& plan, const Step& st, uint8_t* arena) {
+  st.ctx.scratch = (st.on_device ? plan.device_arena : arena) + st.scratch_offset;
+  if (st.kernel) {
+    Status s = st.kernel->run(st.ctx);
+    return s.is_ok() ? s : s.with_context(st.node->describe());
+  }
+  if (st.loop_step) return run_loop(plan, st, arena);
+  const IfStep& ifs = *st.if_step;
+  int k = plan.views[ifs.cond].data_as<bool>()[0] ? 1 : 0;
+  if (!ifs.branch[k]) return ifs.branch_error[k];
+  const Plan& branch = *ifs.branch[k];
+  const std::vector<int>& binds = ifs.outer_bindings[k];
+  ifs.outer_scratch.resize(binds.size());
+  for (size_t i = 0; i < binds.size(); ++i) ifs.outer_scratch[i] = &plan.views[binds[i]];
+  static const std::vector<const Tensor*> kNoInputs;
+  TSR_RETURN_IF_ERROR(execute_plan(branch, arena + st.scratch_offset, kNoInputs, ifs.outer_scratch)
+                          .with_context(st.node->describe()));
+  for (size_t i = 0; i < st.outputs.size(); ++i) {
+    if (st.outputs[i] < 0) continue;
+    const Tensor& src = branch.views[branch.outputs[i]];
+    Tensor& dst = plan.views[st.outputs[i]];
+    if (src.nbytes()) std::memmove(dst.data(), src.data(), src.nbytes());
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
 Status bind_device_arena(const Plan& plan, uint8_t* device_buffer) {
@@ -159,33 +187,18 @@ Status execute_plan(const Plan& plan, uint8_t* arena, const std::vector<const Te
     plan.views[i].set_data(home_of(plan, plan.values[i], arena, inputs, outer));
 
   if (plan.device && !plan.device_arena) return internal_error("execute_plan: the plan's device arena is not bound");
-  for (const Step& st : plan.steps) {
-    st.ctx.scratch = (st.on_device ? plan.device_arena : arena) + st.scratch_offset;
-    if (st.kernel) {
-      Status s = st.kernel->run(st.ctx);
-      if (!s.is_ok()) return s.with_context(st.node->describe());
+  if (plan.profiling) ++plan.profiled_runs;
+  for (size_t si = 0; si < plan.steps.size(); ++si) {
+    const Step& st = plan.steps[si];
+    if (!plan.profiling) {
+      TSR_RETURN_IF_ERROR(run_step(plan, st, arena));
       continue;
     }
-    if (st.loop_step) {
-      TSR_RETURN_IF_ERROR(run_loop(plan, st, arena));
-      continue;
-    }
-    const IfStep& ifs = *st.if_step;
-    int k = plan.views[ifs.cond].data_as<bool>()[0] ? 1 : 0;
-    if (!ifs.branch[k]) return ifs.branch_error[k];
-    const Plan& branch = *ifs.branch[k];
-    const std::vector<int>& binds = ifs.outer_bindings[k];
-    ifs.outer_scratch.resize(binds.size());
-    for (size_t i = 0; i < binds.size(); ++i) ifs.outer_scratch[i] = &plan.views[binds[i]];
-    static const std::vector<const Tensor*> kNoInputs;
-    TSR_RETURN_IF_ERROR(execute_plan(branch, arena + st.scratch_offset, kNoInputs, ifs.outer_scratch)
-                            .with_context(st.node->describe()));
-    for (size_t i = 0; i < st.outputs.size(); ++i) {
-      if (st.outputs[i] < 0) continue;
-      const Tensor& src = branch.views[branch.outputs[i]];
-      Tensor& dst = plan.views[st.outputs[i]];
-      if (src.nbytes()) std::memmove(dst.data(), src.data(), src.nbytes());
-    }
+    auto t0 = std::chrono::steady_clock::now();
+    Status s = run_step(plan, st, arena);
+    plan.step_ns[si] += static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count());
+    TSR_RETURN_IF_ERROR(s);
   }
   return Status::ok();
 }

@@ -137,8 +137,13 @@ struct Plan {
   uint64_t device_bytes = 0;             // device_arena_bytes + the device constants
   std::vector<DeviceConstant> device_constants;
   /// The device buffer (device_bytes bytes, from device->allocate) that execute_plan uses;
-  /// bound by whoever owns the buffer (the Session) after upload_device_constants.
+  /// bound by bind_device_arena (the Session calls it once per plan).
   mutable uint8_t* device_arena = nullptr;
+  /// Profiling (Session::set_profiling): when true, execute_plan adds each top-level step's
+  /// wall time in nanoseconds to step_ns[i] (sized like steps) and counts runs.
+  bool profiling = false;
+  mutable std::vector<uint64_t> step_ns;
+  mutable uint64_t profiled_runs = 0;
 };
 
 struct PlanOptions {
@@ -149,6 +154,10 @@ struct PlanOptions {
   /// Largest output (elements) the planner computes at plan time when all inputs are
   /// constant.
   int64_t max_fold_elements = int64_t{1} << 16;
+  /// Fuse elementwise tails into the node before them (Conv, MatMul, Gemm followed by a
+  /// residual or bias Add and/or an activation, see Epilogue in backends/backend.h) where
+  /// the backend's kernel takes them. Off: every node is its own step (tests compare).
+  bool fuse = true;
 };
 
 /// Plans `graph` for concrete `input_shapes` (one per graph input, in order). Errors name

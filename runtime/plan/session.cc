@@ -93,6 +93,7 @@ Status Session::prepare_locked(const std::vector<Shape>& input_shapes, const std
   PlanOptions po;
   for (auto& b : backends_) po.backends.push_back(b.get());
   po.thread_pool = thread_pool_.get();
+  po.fuse = options_.fusion;
   plan_.reset();
   arena_ = Tensor();
   free_device_arena();
@@ -125,6 +126,8 @@ Status Session::prepare_locked(const std::vector<Shape>& input_shapes, const std
   // Poison (0xFF bytes: NaN as float, -1 as integers) so that a kernel reading memory it has
   // not written shows up as NaN in every test rather than as a lucky zero.
   if (arena_.nbytes()) std::memset(arena_.data(), 0xFF, arena_.nbytes());
+  plan_->profiling = profiling_;
+  plan_->step_ns.assign(plan_->steps.size(), 0);
   planned_shapes_ = input_shapes;
   planned_values_ = std::move(keys);
   plan_ms_ = ms_since(t0);
@@ -192,6 +195,27 @@ PlanStats Session::plan_stats() const {
   if (plan_->device) st.device = plan_->device->name();
   st.device_bytes = plan_->device_bytes;
   return st;
+}
+
+void Session::set_profiling(bool on) {
+  std::lock_guard<std::mutex> lock(mu_);
+  profiling_ = on;
+  if (!plan_) return;
+  plan_->profiling = on;
+  plan_->step_ns.assign(plan_->steps.size(), 0);
+  plan_->profiled_runs = 0;
+}
+
+std::vector<StepProfile> Session::profile(uint64_t* runs) const {
+  std::vector<StepProfile> out;
+  if (runs) *runs = 0;
+  if (!plan_ || !plan_->profiling || plan_->profiled_runs == 0) return out;
+  if (runs) *runs = plan_->profiled_runs;
+  for (size_t i = 0; i < plan_->steps.size(); ++i) {
+    const Step& st = plan_->steps[i];
+    out.push_back({st.node->describe(), st.node->op_type, st.backend, static_cast<double>(plan_->step_ns[i]) / 1e6});
+  }
+  return out;
 }
 
 }  // namespace tessera

@@ -105,6 +105,8 @@ Result<std::unique_ptr<Kernel>> make_Gemm(const CompileContext& ctx) {
   return std::unique_ptr<Kernel>(std::move(kern));
 }
 
+bool takes_epilogue(const std::string& op_type) { return op_type == "Conv"; }
+
 KernelFactory find_x86_kernel(const std::string& op_type) {
   if (op_type == "MatMul") return &make_MatMul;
   if (op_type == "Gemm") return &make_Gemm;

@@ -41,6 +41,9 @@ struct SessionOptions {
   /// Most bytes the activation arena may take; 0 = the machine's physical memory. A plan
   /// that needs more fails with kOutOfMemory instead of exhausting the machine.
   uint64_t max_arena_bytes = 0;
+  /// Fuse a Conv/MatMul/Gemm with the residual Add and activation after it into one kernel
+  /// where the backend can (as onnxruntime's FusedConv). Off: one kernel per node.
+  bool fusion = true;
 };
 
 /// A graph input or output as declared in the model: dims are sizes, or -1 with a symbol.
@@ -49,6 +52,15 @@ struct TensorInfo {
   DType dtype = DType::kUndefined;
   bool has_shape = false;
   std::vector<Dim> shape;
+};
+
+/// Time spent in one step of the plan, summed over the runs since profiling was turned on
+/// (Session::set_profiling).
+struct StepProfile {
+  std::string node;      // Node::describe(): op type and name
+  std::string op_type;   // ONNX op type
+  std::string backend;   // "cpu", ...
+  double total_ms = 0;   // wall time in milliseconds, all profiled runs together
 };
 
 /// Facts about the current plan.
@@ -95,6 +107,15 @@ class Session {
   /// Stats of the current plan (after prepare() or run()).
   PlanStats plan_stats() const;
 
+  /// Turns per-step timing on or off (off by default; on costs two clock reads per step).
+  /// Turning it on clears what was collected. Steps of sub-plans (If, Loop, Scan bodies)
+  /// are counted in their parent's step.
+  void set_profiling(bool on);
+  /// Per-step times of the current plan since profiling was turned on (or the plan was
+  /// made), in execution order; `runs` gets the number of runs profiled. Empty when
+  /// profiling is off or nothing has run.
+  std::vector<StepProfile> profile(uint64_t* runs = nullptr) const;
+
  private:
   Session() = default;
   /// Plans for `shapes` (and, when given, these input values as constants) unless the
@@ -120,6 +141,7 @@ class Session {
   void free_device_arena();
   double load_ms_ = 0;
   double plan_ms_ = 0;
+  bool profiling_ = false;
   std::mutex mu_;
 };
 
