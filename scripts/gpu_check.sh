@@ -32,7 +32,12 @@ done
 LOG_DIR="${OUT:-$ROOT/.gpu_check}"
 mkdir -p "$LOG_DIR"
 exec > >(tee "$LOG_DIR/gpu_check.log") 2>&1
-PY="${PYTHON:-python3}"
+# A Python with numpy and onnx (the GPU machine's PyTorch venv has both, and torch).
+PY=""
+for p in ${PYTHON:-} python3 /opt/torch/.venv/bin/python3; do
+  if "$p" -c "import numpy, onnx" 2>/dev/null; then PY="$p"; break; fi
+done
+PY="${PY:-python3}"
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/tessera_gpu_check.XXXXXX")"
 START=$SECONDS
 declare -a SUMMARY=()
