@@ -59,7 +59,7 @@ def torch_runner(model, device):
     import torch.nn.functional as F
     g = model.graph
     w = {i.name: torch.from_numpy(numpy_helper.to_array(i).copy()).to(device) for i in g.initializer}
-    shapes = {k: [int(v) for v in t.cpu().tolist()] for k, t in w.items() if t.dtype == torch.int64}
+    shapes = {k: [int(v) for v in t.cpu().reshape(-1).tolist()] for k, t in w.items() if t.dtype == torch.int64}
 
     def attrs(n):
         return {a.name: onnx.helper.get_attribute_value(a) for a in n.attribute}
