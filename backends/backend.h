@@ -62,10 +62,16 @@ struct Epilogue {
   /// output's exact shape and layout added elementwise (a fused Add: a residual); -1: none.
   /// It sits after the node's own inputs.
   int addend_input = -1;
+  /// Index of a float tensor of N values, N the output's last dim (shape [N] or
+  /// [1, ..., 1, N]), added to every row (a fused bias Add); -1: none. It sits after the
+  /// node's own inputs too.
+  int col_bias_input = -1;
   FusedActivation act;
   /// The fused nodes, in order (for reports and errors).
   std::vector<const Node*> nodes;
-  bool empty() const { return addend_input < 0 && act.kind == FusedActivation::Kind::kNone; }
+  bool empty() const {
+    return addend_input < 0 && col_bias_input < 0 && act.kind == FusedActivation::Kind::kNone;
+  }
 };
 
 /// What compile() gets: the node and the plan-time facts about its inputs and outputs.

@@ -245,31 +245,41 @@ class Planner {
   }
 
   /// Finds the elementwise tail after node `n` (Conv, MatMul, Gemm with one float32 output
-  /// `out`): an Add of a planned tensor of out's shape or of a bias row over out's last dim,
-  /// then an activation; each intermediate value read by that one node only. Fills `ep`
-  /// (and appends the Add's other operand to `in_ids`/`infos`); returns the last node.
+  /// `out`): up to two Adds, one of a planned tensor of out's shape (a residual) and one of
+  /// a row of out's last dim (a bias), then an activation; each intermediate value read by
+  /// that one node only. Fills `ep` (appending the Adds' other operands to `in_ids` and
+  /// their facts to `extra`); returns the last node of the tail, or nullptr.
   const Node* find_tail(const Graph& g, const Node& n, const ValueInfo& out, Scope& scope, Epilogue& ep,
-                        std::vector<int>& in_ids, ValueInfo& extra_info) {
+                        std::vector<int>& in_ids, std::vector<ValueInfo>& extra) {
     std::string v = g.values[n.outputs[0]].name;
     const Node* last = nullptr;
     const Node* c = sole_consumer(g, v);
-    if (c && c->op_type == "Add" && c->inputs.size() == 2 && c->inputs[0] >= 0 && c->inputs[1] >= 0) {
+    for (int adds = 0; adds < 2 && c && c->op_type == "Add"; ++adds) {
+      if (c->inputs.size() != 2 || c->inputs[0] < 0 || c->inputs[1] < 0) break;
       const int other = g.values[c->inputs[0]].name == v ? c->inputs[1] : c->inputs[0];
+      if (g.values[other].name == v) break;  // Add(v, v)
       auto id = lookup(g.values[other].name, scope);
-      if (id.is_ok() && g.values[other].name != v) {
-        const PlanValue& z = plan_.values[id.value()];
-        if (z.dtype == DType::kFloat32 && z.shape == out.shape) {
-          ep.addend_input = static_cast<int>(in_ids.size());
-          in_ids.push_back(id.value());
-          extra_info.dtype = z.dtype;
-          extra_info.shape = z.shape;
-          extra_info.constant = z.constant;
-          ep.nodes.push_back(c);
-          last = c;
-          v = g.values[c->outputs[0]].name;
-          c = sole_consumer(g, v);
-        }
-      }
+      if (!id.is_ok()) break;  // computed later: the other operand's producer may take the Add
+      const PlanValue& z = plan_.values[id.value()];
+      if (z.dtype != DType::kFloat32) break;
+      bool row = !out.shape.empty() && !z.shape.empty() && z.shape.size() <= out.shape.size() &&
+                 z.shape.back() == out.shape.back();
+      for (size_t d = 0; row && d + 1 < z.shape.size(); ++d) row = z.shape[d] == 1;
+      int* slot = nullptr;
+      if (z.shape == out.shape && ep.addend_input < 0) slot = &ep.addend_input;
+      else if (row && z.shape != out.shape && ep.col_bias_input < 0) slot = &ep.col_bias_input;
+      if (!slot) break;
+      *slot = static_cast<int>(in_ids.size());
+      in_ids.push_back(id.value());
+      ValueInfo info;
+      info.dtype = z.dtype;
+      info.shape = z.shape;
+      info.constant = z.constant;
+      extra.push_back(std::move(info));
+      ep.nodes.push_back(c);
+      last = c;
+      v = g.values[c->outputs[0]].name;
+      c = sole_consumer(g, v);
     }
     FusedActivation act;
     if (c && fusable_activation(g, *c, scope, &act) && g.values[c->inputs[0]].name == v) {
@@ -441,10 +451,14 @@ class Planner {
         n.outputs[0] >= 0 && out_info[0].dtype == DType::kFloat32) {
       Epilogue ep;
       std::vector<int> f_ids = in_ids;
-      ValueInfo extra;
-      if (const Node* last = find_tail(g, n, out_info[0], scope, ep, f_ids, extra)) {
+      std::vector<ValueInfo> extra;
+      extra.reserve(2);
+      find_tail(g, n, out_info[0], scope, ep, f_ids, extra);
+      // The longest prefix of the tail that the kernel takes (e.g. a Gemm with its own C
+      // takes a residual Add but not a second bias).
+      while (!ep.nodes.empty()) {
         std::vector<const ValueInfo*> f_ptrs = in_ptrs;
-        if (ep.addend_input >= 0) f_ptrs.push_back(&extra);
+        for (const ValueInfo& e : extra) f_ptrs.push_back(&e);
         CompileContext fctx{n, f_ptrs, out_info};
         fctx.threads = cctx.threads;
         fctx.epilogue = &ep;
@@ -454,15 +468,30 @@ class Planner {
           if (step.kernel) {
             step.backend = b->name();
             where = b->host_memory() ? nullptr : b;
-            step.inputs = f_ids;
-            tail_end = last;
-            for (const Node* f : ep.nodes) {
-              absorbed_.insert(f);
-              fused_desc += " + " + f->describe();
-            }
           }
           break;
         }
+        if (step.kernel) {
+          step.inputs = f_ids;
+          tail_end = ep.nodes.back();
+          for (const Node* f : ep.nodes) {
+            absorbed_.insert(f);
+            fused_desc += " + " + f->describe();
+          }
+          break;
+        }
+        // Drop the tail's last node: the activation, else the last Add (its operand was the
+        // last one appended).
+        if (ep.act.kind != FusedActivation::Kind::kNone) {
+          ep.act = FusedActivation{};
+        } else {
+          const int last_in = static_cast<int>(f_ids.size()) - 1;
+          if (ep.addend_input == last_in) ep.addend_input = -1;
+          if (ep.col_bias_input == last_in) ep.col_bias_input = -1;
+          f_ids.pop_back();
+          extra.pop_back();
+        }
+        ep.nodes.pop_back();
       }
     }
     if (!step.kernel) {

@@ -263,3 +263,80 @@ TEST(Fusion, AddWhoseOtherOperandComesLaterFusesTheOtherWay) {
 
 }  // namespace
 }  // namespace tessera
+
+namespace tessera {
+namespace {
+
+/// x [b, s, k] -> MatMul(W [k, n]) -> Add(bias [n]) -> Add(r [b, s, n]) -> act -> y.
+Built matmul_graph(int64_t b, int64_t s, int64_t k, int64_t n, bool bias_first, const std::string& act, std::mt19937& rng,
+                   bool gemm = false) {
+  Built out;
+  Graph& g = out.g;
+  const int x = g.add_value(val("x", DType::kFloat32));
+  g.inputs.push_back(x);
+  const Shape xs = gemm ? Shape{s, k} : Shape{b, s, k};
+  const Shape ys = gemm ? Shape{s, n} : Shape{b, s, n};
+  out.shapes.push_back(xs);
+  out.inputs.push_back(random(xs, rng));
+  const int w = add_const(g, "w", random({k, n}, rng));
+  const int bias = add_const(g, "bias", random({n}, rng));
+  const int r = g.add_value(val("r", DType::kFloat32));
+  g.inputs.push_back(r);
+  out.shapes.push_back(ys);
+  out.inputs.push_back(random(ys, rng));
+  const int y0 = g.add_value(val("mm")), y1 = g.add_value(val("add1")), y2 = g.add_value(val("add2"));
+  g.nodes.push_back(node(gemm ? "Gemm" : "MatMul", {x, w}, {y0}, "mm"));
+  g.nodes.push_back(node("Add", {y0, bias_first ? bias : r}, {y1}, "add1"));
+  g.nodes.push_back(node("Add", {bias_first ? r : bias, y1}, {y2}, "add2"));
+  int cur = y2;
+  if (!act.empty()) {
+    const int a = g.add_value(val("act_out"));
+    g.nodes.push_back(node(act, {cur}, {a}, "act"));
+    cur = a;
+  }
+  g.outputs.push_back(cur);
+  return out;
+}
+
+TEST(Fusion, MatMulAndGemmWithBiasResidualAndActivation) {
+  std::mt19937 rng(12);
+  for (bool gemm : {false, true})
+    for (bool bias_first : {true, false})
+      for (const char* act : {"", "Relu", "Tanh", "HardSwish"})
+        for (int threads : {1, 2}) {
+          // k = 300 > the SGEMM's KC (256): the bias is added on the first KC pass, so the
+          // sums differ from the unfused order by rounding (tolerance below).
+          Built b = matmul_graph(2, 17, 300, 45, bias_first, act, rng, gemm);
+          const std::string what = std::string(gemm ? "Gemm" : "MatMul") + (bias_first ? " bias first " : " residual first ") +
+                                   act + " threads=" + std::to_string(threads);
+          Ran fused = run(b, true, threads), plain = run(b, false, threads);
+          EXPECT_EQ(fused.placements.size(), 1u) << what;
+          ASSERT_EQ(fused.outputs.size(), 1u);
+          ASSERT_EQ(plain.outputs.size(), 1u);
+          const Tensor& f = fused.outputs[0];
+          const Tensor& p = plain.outputs[0];
+          ASSERT_EQ(f.shape(), p.shape());
+          int bad = 0;
+          for (int64_t i = 0; i < f.numel(); ++i) {
+            const float u = f.data_as<float>()[i], v = p.data_as<float>()[i];
+            // sum of 300 products of values in [-1, 1]: magnitude <= 300; float rounding
+            // of a reassociated sum is far below 1e-4 absolute.
+            if (!(std::fabs(u - v) <= 1e-4f) && ++bad < 4) ADD_FAILURE() << what << " element " << i << ": " << u << " vs " << v;
+          }
+        }
+}
+
+TEST(Fusion, GemmWithItsOwnCTakesNoBiasRowButTakesTheResidual) {
+  std::mt19937 rng(13);
+  Built b = matmul_graph(1, 9, 20, 12, /*bias_first=*/false, "Relu", rng, /*gemm=*/true);
+  // Give the Gemm its own C = bias: then the bias Add cannot fuse.
+  b.g.nodes[0].inputs.push_back(b.g.find_value("bias"));
+  Ran fused = run(b, true, 1), plain = run(b, false, 1);
+  EXPECT_EQ(fused.placements.size(), 3u) << fused.placements[0];  // Gemm + residual Add, bias Add, Relu
+  ASSERT_EQ(fused.outputs.size(), 1u);
+  for (int64_t i = 0; i < fused.outputs[0].numel(); ++i)
+    EXPECT_NEAR(fused.outputs[0].data_as<float>()[i], plain.outputs[0].data_as<float>()[i], 1e-5f);
+}
+
+}  // namespace
+}  // namespace tessera

@@ -39,6 +39,7 @@
 #include "backends/cpu/ref/conv2d_plane.h"
 #include "backends/cpu/ref/nd_index.h"
 #include "backends/cpu/thread_pool.h"
+#include "backends/cpu/x86/fused_tail.h"
 #include "backends/cpu/x86/sgemm.h"
 #include "backends/cpu/x86/x86_kernels.h"
 #include "runtime/ops/spatial_attrs.h"
@@ -56,8 +57,66 @@ constexpr int64_t kColTileFloats = 64 * 1024;  // target K x NB of one col tile 
 constexpr int64_t kMinTile = 128, kMaxTile = 4096;
 
 inline size_t align64(size_t bytes) { return (bytes + 63) / 64 * 64; }
+inline int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 
 using ref::valid_range;
+
+// Depthwise path: output columns per register block, and the floats of slack after the
+// padded input plane that a last, partial block may read (stride <= kDwMaxSlackStride;
+// larger strides use the reference loop).
+constexpr int kDwBlock = 32;
+constexpr int64_t kDwMaxSlackStride = 4;
+constexpr int64_t kDwSlack = kDwBlock * kDwMaxSlackStride;
+
+// See ConvKernel::depthwise_plane. Compiled three times (AVX-512F, AVX2+FMA, baseline) and
+// dispatched by the loader (GCC function multi-versioning).
+__attribute__((target_clones("avx512f", "arch=haswell", "default"))) void depthwise_plane_impl(
+    const float* xp, const float* wp, float bias, const float* zp, float* yp, float* padded, int64_t ih, int64_t iw,
+    int64_t oh, int64_t ow, int64_t kh_n, int64_t kw_n, int64_t sh, int64_t sw, int64_t dh, int64_t dw, int64_t ph,
+    int64_t pw, int64_t pad_rows, int64_t pad_cols, const FusedActivation& act) {
+  // padded[r, c] = X[r - ph, c - pw], 0 outside X.
+  for (int64_t r = 0; r < pad_rows; ++r) {
+    float* dst = padded + r * pad_cols;
+    const int64_t xr = r - ph;
+    if (xr < 0 || xr >= ih) {
+      std::memset(dst, 0, static_cast<size_t>(pad_cols) * sizeof(float));
+      continue;
+    }
+    const int64_t c0 = std::min(pad_cols, std::max<int64_t>(0, pw));          // first column inside X
+    const int64_t c1 = std::max(c0, std::min(pad_cols, pw + iw));              // one past the last
+    std::memset(dst, 0, static_cast<size_t>(c0) * sizeof(float));
+    std::memcpy(dst + c0, xp + xr * iw + (c0 - pw), static_cast<size_t>(c1 - c0) * sizeof(float));
+    std::memset(dst + c1, 0, static_cast<size_t>(pad_cols - c1) * sizeof(float));
+  }
+  // Each output row in blocks of kDwBlock columns accumulated in registers over all taps
+  // (re-reading and re-writing the row once per tap would chain every tap's FMA through a
+  // store-to-load forward). A block past the row's end computes garbage columns from the
+  // slack after the padded plane (kDwSlack floats, see scratch sizing) and drops them.
+  for (int64_t oy = 0; oy < oh; ++oy) {
+    float* yr = yp + oy * ow;
+    for (int64_t ox0 = 0; ox0 < ow; ox0 += kDwBlock) {
+      float acc[kDwBlock];
+      for (int j = 0; j < kDwBlock; ++j) acc[j] = bias;
+      for (int64_t kh = 0; kh < kh_n; ++kh) {
+        const float* src_row = padded + (oy * sh + kh * dh) * pad_cols + ox0 * sw;
+        for (int64_t kw = 0; kw < kw_n; ++kw) {
+          const float wv = wp[kh * kw_n + kw];
+          const float* src = src_row + kw * dw;
+          if (sw == 1) {
+            for (int j = 0; j < kDwBlock; ++j) acc[j] += wv * src[j];
+          } else {
+            for (int j = 0; j < kDwBlock; ++j) acc[j] += wv * src[j * sw];
+          }
+        }
+      }
+      const int64_t n = std::min<int64_t>(kDwBlock, ow - ox0);
+      for (int64_t j = 0; j < n; ++j) yr[ox0 + j] = acc[j];
+    }
+    if (zp)
+      for (int64_t ox = 0; ox < ow; ++ox) yr[ox] += zp[oy * ow + ox];
+    act.apply(yr, ow);
+  }
+}
 
 class ConvKernel final : public Kernel {
  public:
@@ -71,11 +130,14 @@ class ConvKernel final : public Kernel {
   std::unique_ptr<float, void (*)(void*)> packed_w{nullptr, &std::free};  // per group: sgemm_pack_a of W[g]
   size_t packed_w_group_floats = 0;
   bool direct = false;      // the 2-D direct path
+  bool depthwise = false;   // direct path with one input channel per output (cg == 1)
+  int64_t pad_rows = 0, pad_cols = 0;  // depthwise: the zero-bordered input plane
   bool pointwise = false;   // X is the col matrix
   bool per_thread = false;  // whole tiles per thread
   int64_t tile = 0, tiles_per_plane = 0, tasks = 0;
   int threads = 1;
   cpu::SgemmIsa isa = cpu::SgemmIsa::kAuto;
+  cpu::SgemmBlocking blocking;  // the ISA path's NR and KC: im2col writes packed B
   size_t col_bytes = 0, gemm_bytes = 0, slot_bytes = 0, scratch = 0;
 
   size_t scratch_bytes() const override { return scratch; }
@@ -88,15 +150,25 @@ class ConvKernel final : public Kernel {
     float* y = ctx.output(0).data_as<float>();
     ThreadPool* pool = threads > 1 ? ctx.thread_pool : nullptr;
     if (direct) {
-      parallel_for(pool, batch * m_out, [&](int64_t lo, int64_t hi) {
-        for (int64_t p = lo; p < hi; ++p) {
-          direct_plane(x, w, b, y, p / m_out, p % m_out);
-          float* yp = y + p * out_size;
-          if (z) {
-            const float* zp = z + p * out_size;
-            for (int64_t j = 0; j < out_size; ++j) yp[j] += zp[j];
+      // Planes p = (n, m), strided over scratch slots (one padded input plane each).
+      const int64_t planes = batch * m_out;
+      parallel_for(pool, threads, [&](int64_t lo, int64_t hi) {
+        for (int64_t slot = lo; slot < hi; ++slot) {
+          float* padded = reinterpret_cast<float*>(static_cast<char*>(ctx.scratch) + static_cast<size_t>(slot) * slot_bytes);
+          for (int64_t p = slot; p < planes; p += threads) {
+            const int64_t n = p / m_out, m = p % m_out;
+            float* yp = y + p * out_size;
+            const float* zp = z ? z + p * out_size : nullptr;
+            if (depthwise) {
+              const float* xp = x + (n * c_in + m / mg) * in_size;  // cg == 1: input channel m / mg
+              depthwise_plane(xp, w + m * k_size, b ? b[m] : 0.f, zp, yp, padded);
+              continue;
+            }
+            direct_plane(x, w, b, y, n, m);
+            if (zp)
+              for (int64_t j = 0; j < out_size; ++j) yp[j] += zp[j];
+            act.apply(yp, out_size);
           }
-          act.apply(yp, out_size);
         }
       });
       return Status::ok();
@@ -136,9 +208,8 @@ class ConvKernel final : public Kernel {
       a.b = xg + j0;
       a.ldb = in_size;
     } else {
-      parallel_for(pool, k_rows, [&](int64_t lo, int64_t hi) { im2col(xg, j0, nb, lo, hi, col); });
-      a.b = col;
-      a.ldb = nb;
+      parallel_for(pool, k_rows, [&](int64_t lo, int64_t hi) { im2col(xg, j0, nb, lo, hi, col, blocking); });
+      a.packed_b = col;  // im2col wrote sgemm's packed-B layout
     }
     float* yt = y + (n * m_out + gi * mg) * out_size + j0;
     a.c = yt;
@@ -156,7 +227,13 @@ class ConvKernel final : public Kernel {
   // Rows [r0, r1) of the col tile for output columns [j0, j0 + nb):
   //   col[r, j] = X[c, o(j0 + j) * stride - pad_begin + k * dilation], r = (c, k) row-major.
   // The last spatial dim is walked as contiguous runs; the outer dims pick the input row.
-  void im2col(const float* xg, int64_t j0, int64_t nb, int64_t r0, int64_t r1, float* col) const {
+  //
+  // With `packed` (pack.nr > 0), each row is built in a stack buffer and written straight
+  // into sgemm's packed-B panel layout (see sgemm_pack_b: per KC block of rows, NR-wide
+  // panels, zero-padded), so sgemm reads it as packed_b and B is copied once, not twice.
+  void im2col(const float* xg, int64_t j0, int64_t nb, int64_t r0, int64_t r1, float* col,
+              const cpu::SgemmBlocking& pack = {}) const {
+    alignas(64) float rowbuf[kMaxTile];
     const int last = nd - 1;
     const int64_t ow = g.out[last], iw = g.in[last], sw = g.strides[last], dw = g.dilations[last], pw = g.pads_begin[last];
     const int64_t row0 = j0 / ow;  // first outer output position (flattened over dims < last)
@@ -177,7 +254,7 @@ class ConvKernel final : public Kernel {
         kr /= g.kernel[d];
       }
       const float* xc = xg + c * in_size;
-      float* dst = col + r * nb;
+      float* dst = pack.nr > 0 ? rowbuf : col + r * nb;
       int64_t lo, hi;
       valid_range(iw, ow, sw, pw, k[last] * dw, &lo, &hi);
       const int64_t xoff = k[last] * dw - pw;
@@ -219,7 +296,31 @@ class ConvKernel final : public Kernel {
         ++orow;
         if (last > 0) next_index(o, g.out, last);
       }
+      if (pack.nr > 0) {
+        const int64_t nr = pack.nr, pc = r / pack.kc * pack.kc, kc = std::min<int64_t>(pack.kc, k_rows - pc);
+        float* base = col + pc * round_up(nb, nr) + (r - pc) * nr;
+        for (int64_t j0p = 0; j0p < nb; j0p += nr) {
+          float* panel_row = base + (j0p / nr) * kc * nr;
+          const int64_t cols = std::min(nr, nb - j0p);
+          std::memcpy(panel_row, rowbuf + j0p, static_cast<size_t>(cols) * sizeof(float));
+          for (int64_t q = cols; q < nr; ++q) panel_row[q] = 0.f;
+        }
+      }
     }
+  }
+
+  // Output plane of a 2-D conv with one input channel per output (depthwise: cg == 1):
+  //   Y[oy, ox] = act(B + sum_{kh, kw} W[kh, kw] * Xpad[oy*sh + kh*dh, ox*sw + kw*dw] + Z[oy, ox])
+  // The input plane is first copied into `padded` with its zero borders (pad_rows x
+  // pad_cols floats), so the tap loops have no bounds checks; for stride 1 each tap is a
+  // contiguous axpy over an output row, which the compiler vectorizes (the function is
+  // built for AVX-512, AVX2 and baseline x86-64 and picked at load time: target_clones).
+  // Summation order per output: bias first, then taps row-major, as the reference's
+  // conv2d_plane; the addend and the activation last.
+  void depthwise_plane(const float* xp, const float* wp, float bias, const float* zp, float* yp, float* padded) const {
+    depthwise_plane_impl(xp, wp, bias, zp, yp, padded, g.in[0], g.in[1], g.out[0], g.out[1], g.kernel[0], g.kernel[1],
+                         g.strides[0], g.strides[1], g.dilations[0], g.dilations[1], g.pads_begin[0], g.pads_begin[1],
+                         pad_rows, pad_cols, act);
   }
 
   // Output plane (n, m) of a 2-D conv, exactly as the reference computes it.
@@ -264,22 +365,23 @@ Result<std::unique_ptr<Kernel>> make_Conv(const CompileContext& ctx) {
   kern->k_rows = kern->cg * kern->k_size;
   if (kern->in_size < 1 || kern->out_size < 1 || kern->k_size < 1) return decline();
   kern->has_bias = has_bias;
-  if (ctx.epilogue) {
-    const Epilogue& ep = *ctx.epilogue;
-    if (ep.addend_input >= 0) {
-      const size_t zi = static_cast<size_t>(ep.addend_input);
-      if (!ctx.has_input(zi) || ctx.input(zi).dtype != DType::kFloat32 || ctx.input(zi).shape != ctx.outputs[0].shape)
-        return decline();
-      kern->addend_input = ep.addend_input;
-    }
-    kern->act = ep.act;
-  }
+  FusedTail tail;
+  if (!read_fused_tail(ctx, /*allow_col_bias=*/false, &tail)) return decline();
+  kern->addend_input = tail.addend;
+  kern->act = tail.act;
   kern->threads = std::max(1, ctx.threads);
   kern->isa = cpu::sgemm_best_isa();
   const int threads = kern->threads;
 
   if (g.rank == 2 && kern->mg < kDirectMaxRowsPerGroup) {
     kern->direct = true;
+    kern->depthwise = kern->cg == 1 && g.strides[1] <= kDwMaxSlackStride;
+    if (kern->depthwise) {
+      kern->pad_rows = (g.out[0] - 1) * g.strides[0] + (g.kernel[0] - 1) * g.dilations[0] + 1;
+      kern->pad_cols = (g.out[1] - 1) * g.strides[1] + (g.kernel[1] - 1) * g.dilations[1] + 1;
+      kern->slot_bytes = align64(static_cast<size_t>(kern->pad_rows * kern->pad_cols + kDwSlack) * sizeof(float));
+      kern->scratch = kern->slot_bytes * static_cast<size_t>(threads);
+    }
     return std::unique_ptr<Kernel>(std::move(kern));
   }
 
@@ -311,7 +413,9 @@ Result<std::unique_ptr<Kernel>> make_Conv(const CompileContext& ctx) {
                         kern->isa, kern->packed_w.get() + static_cast<size_t>(gi) * kern->packed_w_group_floats);
   }
   kern->per_thread = threads == 1 || kern->tasks >= 2 * threads;
-  kern->col_bytes = pointwise ? 0 : align64(static_cast<size_t>(kern->k_rows * tile) * sizeof(float));
+  kern->blocking = cpu::sgemm_blocking(kern->isa);
+  kern->col_bytes =
+      pointwise ? 0 : align64(static_cast<size_t>(kern->k_rows * round_up(tile, kern->blocking.nr)) * sizeof(float));
   if (kern->per_thread) {
     kern->gemm_bytes = align64(cpu::sgemm_scratch_bytes(kern->mg, tile, kern->k_rows, 1, kern->isa));
     kern->slot_bytes = kern->col_bytes + kern->gemm_bytes;

@@ -18,6 +18,9 @@ Result<std::unique_ptr<Kernel>> make_Gemm(const CompileContext& ctx);
 /// depthwise-like 2-D convs (fewer than 4 output channels per group).
 Result<std::unique_ptr<Kernel>> make_Conv(const CompileContext& ctx);
 
+/// ConvTranspose (ONNX ConvTranspose-1/11), float32, 2-D: GEMM (W^T X) + col2im scatter.
+Result<std::unique_ptr<Kernel>> make_ConvTranspose(const CompileContext& ctx);
+
 /// True for the ops whose optimized kernel applies a fused tail (CompileContext::epilogue);
 /// every other factory must not be given one.
 bool takes_epilogue(const std::string& op_type);
