@@ -201,8 +201,7 @@ class ConvKernel final : public Kernel {
   bool has_bias = false;
   int addend_input = -1;                  // fused residual: KernelContext input index, or -1
   FusedActivation act;                    // fused activation
-  std::unique_ptr<float, void (*)(void*)> packed_w{nullptr, &std::free};  // per group: sgemm_pack_a of W[g]
-  size_t packed_w_group_floats = 0;
+  cpu::PackedGroups packed_w;  // per group: W[g] packed as sgemm's A, when W is constant
   bool direct = false;      // the 2-D direct path
   bool depthwise = false;   // direct path with one input channel per output (cg == 1)
   int64_t pad_rows = 0, pad_cols = 0;  // depthwise: the zero-bordered input plane
@@ -277,7 +276,7 @@ class ConvKernel final : public Kernel {
     a.k = k_rows;
     a.a = w + gi * mg * k_rows;
     a.lda = k_rows;
-    if (packed_w) a.packed_a = packed_w.get() + static_cast<size_t>(gi) * packed_w_group_floats;
+    a.packed_a = packed_w.group(gi);
     if (pointwise) {
       a.b = xg + j0;
       a.ldb = in_size;
@@ -476,16 +475,9 @@ Result<std::unique_ptr<Kernel>> make_Conv(const CompileContext& ctx) {
   kern->tile = tile;
   kern->tiles_per_plane = (kern->out_size + tile - 1) / tile;
   kern->tasks = planes * kern->tiles_per_plane;
-  if (const auto& wc = ctx.input(1).constant) {
-    kern->packed_w_group_floats = cpu::sgemm_packed_a_floats(kern->mg, kern->k_rows, kern->isa);
-    const size_t bytes = align64(kern->packed_w_group_floats * static_cast<size_t>(kern->group) * sizeof(float));
-    void* mem = std::aligned_alloc(64, std::max<size_t>(bytes, 64));
-    if (!mem) return out_of_memory(ctx.node.describe() + ": cannot allocate the packed weights");
-    kern->packed_w.reset(static_cast<float*>(mem));
-    for (int64_t gi = 0; gi < kern->group; ++gi)
-      cpu::sgemm_pack_a(wc->data_as<float>() + gi * kern->mg * kern->k_rows, kern->k_rows, false, kern->mg, kern->k_rows,
-                        kern->isa, kern->packed_w.get() + static_cast<size_t>(gi) * kern->packed_w_group_floats);
-  }
+  if (const auto& wc = ctx.input(1).constant)
+    TSR_RETURN_IF_ERROR(kern->packed_w.pack(wc->data_as<float>(), kern->group, kern->mg * kern->k_rows, kern->k_rows, false,
+                                            kern->mg, kern->k_rows, kern->isa, ctx.node.describe()));
   kern->per_thread = threads == 1 || kern->tasks >= 2 * threads;
   kern->blocking = cpu::sgemm_blocking(kern->isa);
   kern->col_bytes =
