@@ -176,7 +176,7 @@ TEST(Fusion, ConvAddActivationEveryActivationEveryPath) {
   const char* acts[] = {"", "Relu", "LeakyRelu", "Clip", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh"};
   struct Shape_ {
     int64_t c, m, hw, k, group;
-  } shapes[] = {{5, 16, 9, 3, 1}, {8, 20, 7, 1, 1}, {12, 12, 11, 3, 12}, {6, 33, 5, 3, 3}};
+  } shapes[] = {{5, 16, 9, 3, 1}, {8, 20, 7, 1, 1}, {12, 12, 11, 3, 12}, {6, 33, 5, 3, 3}, {8, 40, 4, 3, 1}};
   for (const auto& sh : shapes)
     for (const char* act : acts)
       for (bool add : {false, true}) {

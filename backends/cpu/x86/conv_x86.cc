@@ -22,6 +22,12 @@
 // micro-tile while it is in registers or L1 (row_bias, addend, act), and by the direct path
 // on each output plane.
 //
+// Narrow outputs (fewer positions than the micro-kernel's NR, at least NR channels per
+// group, e.g. Silero VAD's 1-D convolutions over a few frames): the product is computed
+// transposed, Y^T = col^T W^T, so the channels fill the NR-wide panels instead of a few
+// positions; W^T is packed once as sgemm's B, and Y^T is transposed into Y with the bias
+// (a column bias of Y^T), the addend and the activation.
+//
 // Threads: with at least 2 tiles per thread (tiles over n, g and columns), each thread runs
 // whole tiles (its own im2col and a one-thread sgemm, in its own slice of the scratch);
 // otherwise the tiles run one after another, each im2col split over col's rows and each
@@ -207,6 +213,13 @@ class ConvKernel final : public Kernel {
   int64_t pad_rows = 0, pad_cols = 0;  // depthwise: the zero-bordered input plane
   bool pointwise = false;   // X is the col matrix
   bool per_thread = false;  // whole tiles per thread
+  // Narrow outputs (fewer output positions than the micro-kernel's NR): the product is
+  // computed transposed, Y^T (positions x channels) = col^T W^T, so the channels fill the
+  // NR-wide panels, then transposed into Y with the bias, addend and activation.
+  bool narrow = false;
+  std::unique_ptr<float, void (*)(void*)> packed_wt{nullptr, &std::free};  // per group: W[g]^T as sgemm's packed B
+  size_t packed_wt_group_floats = 0;
+  size_t yt_bytes = 0;
   int64_t tile = 0, tiles_per_plane = 0, tasks = 0;
   int threads = 1;
   cpu::SgemmIsa isa = cpu::SgemmIsa::kAuto;
@@ -247,6 +260,39 @@ class ConvKernel final : public Kernel {
       return Status::ok();
     }
     char* base = static_cast<char*>(ctx.scratch);
+    if (narrow) {
+      float* col = reinterpret_cast<float*>(base);
+      float* yt = reinterpret_cast<float*>(base + col_bytes);
+      void* gemm_scratch = base + col_bytes + yt_bytes;
+      for (int64_t n = 0; n < batch; ++n)
+        for (int64_t gi = 0; gi < group; ++gi) {
+          const float* xg = x + (n * c_in + gi * cg) * in_size;
+          im2col(xg, 0, out_size, 0, k_rows, col);  // K x out_size
+          cpu::SgemmArgs a;
+          a.m = out_size;
+          a.n = mg;
+          a.k = k_rows;
+          a.a = col;
+          a.lda = out_size;
+          a.trans_a = true;
+          a.b = w + gi * mg * k_rows;  // W[g]: mg x K, taken transposed
+          a.ldb = k_rows;
+          a.trans_b = true;
+          if (packed_wt) a.packed_b = packed_wt.get() + static_cast<size_t>(gi) * packed_wt_group_floats;
+          a.c = yt;
+          a.ldc = mg;
+          a.bias = b ? b + gi * mg : nullptr;  // per channel: a column of Y^T
+          a.isa = isa;
+          cpu::sgemm(a, gemm_scratch, pool, threads);
+          for (int64_t m = 0; m < mg; ++m) {
+            const int64_t plane = n * m_out + gi * mg + m;
+            float* yp = y + plane * out_size;
+            for (int64_t o = 0; o < out_size; ++o) yp[o] = yt[o * mg + m] + (z ? z[plane * out_size + o] : 0.f);
+            act.apply(yp, out_size);
+          }
+        }
+      return Status::ok();
+    }
     if (per_thread) {
       parallel_for(pool, threads, [&](int64_t lo, int64_t hi) {
         for (int64_t slot = lo; slot < hi; ++slot) {
@@ -454,6 +500,26 @@ Result<std::unique_ptr<Kernel>> make_Conv(const CompileContext& ctx) {
       kern->pad_cols = (g.out[1] - 1) * g.strides[1] + (g.kernel[1] - 1) * g.dilations[1] + 1;
       kern->slot_bytes = align64(static_cast<size_t>(kern->pad_rows * kern->pad_cols + kDwSlack) * sizeof(float));
       kern->scratch = kern->slot_bytes * static_cast<size_t>(threads);
+    }
+    return std::unique_ptr<Kernel>(std::move(kern));
+  }
+
+  const cpu::SgemmBlocking blk = cpu::sgemm_blocking(kern->isa);
+  if (kern->out_size < blk.nr && kern->mg >= blk.nr) {
+    kern->narrow = true;
+    kern->col_bytes = align64(static_cast<size_t>(kern->k_rows * kern->out_size) * sizeof(float));
+    kern->yt_bytes = align64(static_cast<size_t>(kern->out_size * kern->mg) * sizeof(float));
+    kern->scratch = kern->col_bytes + kern->yt_bytes +
+                    align64(cpu::sgemm_scratch_bytes(kern->out_size, kern->mg, kern->k_rows, threads, kern->isa));
+    if (const auto& wc = ctx.input(1).constant) {
+      kern->packed_wt_group_floats = cpu::sgemm_packed_b_floats(kern->mg, kern->k_rows, kern->isa);
+      const size_t bytes = align64(kern->packed_wt_group_floats * static_cast<size_t>(kern->group) * sizeof(float));
+      void* mem = std::aligned_alloc(64, std::max<size_t>(bytes, 64));
+      if (!mem) return out_of_memory(ctx.node.describe() + ": cannot allocate the packed weights");
+      kern->packed_wt.reset(static_cast<float*>(mem));
+      for (int64_t gi = 0; gi < kern->group; ++gi)
+        cpu::sgemm_pack_b(wc->data_as<float>() + gi * kern->mg * kern->k_rows, kern->k_rows, true, kern->k_rows, kern->mg,
+                          kern->isa, kern->packed_wt.get() + static_cast<size_t>(gi) * kern->packed_wt_group_floats);
     }
     return std::unique_ptr<Kernel>(std::move(kern));
   }

@@ -133,6 +133,7 @@ KernelFactory find_x86_kernel(const std::string& op_type) {
   for (const auto& [name, f] : kMore)
     if (op_type == name) return f;
   if (op_type == "ConvTranspose") return &make_ConvTranspose;
+  if (op_type == "LSTM") return &make_LSTM;
   return find_x86_elementwise_kernel(op_type);
 }
 

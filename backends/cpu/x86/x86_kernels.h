@@ -40,6 +40,10 @@ Result<std::unique_ptr<Kernel>> make_Resize(const CompileContext& ctx);
 /// Transpose (-1/13/21), any dtype of 1, 2, 4 or 8 bytes (transpose_x86.cc).
 Result<std::unique_ptr<Kernel>> make_Transpose(const CompileContext& ctx);
 
+/// LSTM (ONNX LSTM-7/14), float32, layout 0, no sequence_lens: the gate products on the
+/// packed SGEMM (lstm_x86.cc).
+Result<std::unique_ptr<Kernel>> make_LSTM(const CompileContext& ctx);
+
 /// True for the ops whose optimized kernel applies a fused tail (CompileContext::epilogue);
 /// every other factory must not be given one.
 bool takes_epilogue(const std::string& op_type);
