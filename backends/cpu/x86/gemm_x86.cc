@@ -105,11 +105,15 @@ Result<std::unique_ptr<Kernel>> make_Gemm(const CompileContext& ctx) {
   return std::unique_ptr<Kernel>(std::move(kern));
 }
 
+// The x86 kernel table, only on x86-64: this file (MatMul, Gemm) is also built on aarch64,
+// where backends/cpu/arm/arm_kernels.cc lists the kernels.
+#if defined(__x86_64__) || defined(_M_X64)
 KernelFactory find_x86_kernel(const std::string& op_type) {
   if (op_type == "MatMul") return &make_MatMul;
   if (op_type == "Gemm") return &make_Gemm;
   if (op_type == "Conv") return &make_Conv;
   return nullptr;
 }
+#endif
 
 }  // namespace tessera::x86

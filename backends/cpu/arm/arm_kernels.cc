@@ -1,0 +1,16 @@
+// See arm_kernels.h.
+#include "backends/cpu/arm/arm_kernels.h"
+
+#include "backends/cpu/x86/x86_kernels.h"
+
+namespace tessera::arm {
+
+KernelFactory find_arm_kernel(const std::string& op_type) {
+  // On the packed SGEMM (NEON micro-kernel): shared with x86.
+  if (op_type == "MatMul") return &x86::make_MatMul;
+  if (op_type == "Gemm") return &x86::make_Gemm;
+  if (op_type == "Conv") return &x86::make_Conv;
+  return nullptr;
+}
+
+}  // namespace tessera::arm
