@@ -39,6 +39,40 @@ class Kernel {
   virtual Status run(const KernelContext& ctx) const = 0;
 };
 
+/// An activation the planner fused into the node that produces its input (see Epilogue).
+/// The math is the ONNX op's (opset 6+ Relu, LeakyRelu, Clip, Sigmoid, HardSigmoid, Tanh;
+/// opset 14 HardSwish), evaluated in float.
+struct FusedActivation {
+  enum class Kind { kNone, kRelu, kLeakyRelu, kClip, kSigmoid, kHardSigmoid, kHardSwish, kTanh };
+  Kind kind = Kind::kNone;
+  /// LeakyRelu: alpha; Clip: [alpha, beta] = [min, max]; HardSigmoid: alpha, beta.
+  float alpha = 0.f, beta = 0.f;
+  float apply(float x) const;
+  /// Applies the activation to n contiguous floats in place.
+  void apply(float* x, int64_t n) const;
+};
+
+/// An elementwise tail that the planner fused onto a Conv, MatMul or Gemm node whose output
+/// had no other use: out = act(y + addend), with y the node's own result. Only backends
+/// whose kernels take it see it (CompileContext::epilogue); the planner plans the nodes one
+/// by one otherwise.
+struct Epilogue {
+  /// Index, in CompileContext::inputs and KernelContext::inputs, of a float tensor of the
+  /// output's exact shape and layout added elementwise (a fused Add: a residual); -1: none.
+  /// It sits after the node's own inputs.
+  int addend_input = -1;
+  /// Index of a float tensor of N values, N the output's last dim (shape [N] or
+  /// [1, ..., 1, N]), added to every row (a fused bias Add); -1: none. It sits after the
+  /// node's own inputs too.
+  int col_bias_input = -1;
+  FusedActivation act;
+  /// The fused nodes, in order (for reports and errors).
+  std::vector<const Node*> nodes;
+  bool empty() const {
+    return addend_input < 0 && col_bias_input < 0 && act.kind == FusedActivation::Kind::kNone;
+  }
+};
+
 /// What compile() gets: the node and the plan-time facts about its inputs and outputs.
 struct CompileContext {
   const Node& node;
@@ -47,6 +81,10 @@ struct CompileContext {
   /// Threads the run-time pool will have (>= 1): kernels size per-thread scratch with it.
   /// A run given a pool with more threads uses only this many.
   int threads = 1;
+  /// Non-null: the planner fused this tail onto the node (the output shapes are then the
+  /// tail's, equal to the node's own). A kernel that cannot apply it must decline (the CPU
+  /// backend returns a null kernel, and the planner plans the nodes separately).
+  const Epilogue* epilogue = nullptr;
   bool has_input(size_t i) const { return i < inputs.size() && inputs[i] != nullptr; }
   const ValueInfo& input(size_t i) const { return *inputs[i]; }
   Status error(const std::string& msg) const { return invalid_argument(node.describe() + ": " + msg); }
@@ -95,6 +133,8 @@ class Backend {
   virtual std::string name() const = 0;
   /// True if this backend can run `ctx.node` with these dtypes and shapes.
   virtual bool supports(const CompileContext& ctx) const = 0;
+  /// Compiles the node. With ctx.epilogue set, returns a null kernel (not an error) when
+  /// this backend cannot run the node with that tail fused.
   virtual Result<std::unique_ptr<Kernel>> compile(const CompileContext& ctx) const = 0;
   /// True when the backend's buffers are host memory (no copies needed to/from the CPU).
   virtual bool host_memory() const { return true; }

@@ -14,6 +14,8 @@ namespace tessera {
 struct ConvertOptions {
   bool fold_constants = true;    // evaluate nodes whose inputs are all constant
   bool fold_batchnorm = true;    // Conv + BatchNormalization -> Conv
+  bool fold_conv_affine = true;  // Conv + constant Mul/Div/Add/Sub (scalar or per channel) -> Conv
+  bool fuse_hardswish = true;    // x * Clip(x + 3, 0, 6) / 6 -> HardSwish
   bool remove_dead = true;       // drop nodes and weights no output depends on
   /// Largest tensor (bytes) constant folding may create.
   int64_t max_folded_bytes = int64_t{64} << 20;
@@ -26,6 +28,8 @@ struct ConvertReport {
   int constants_to_weights = 0;
   int folded = 0;
   int batchnorms_folded = 0;
+  int conv_affine_folded = 0;  // constant Mul/Div/Add/Sub folded into a Conv
+  int hardswish_fused = 0;     // decomposed HardSwish patterns replaced
   int dead_removed = 0;
   std::vector<std::string> warnings;
 };
@@ -38,8 +42,8 @@ struct ConvertReport {
 Result<std::shared_ptr<Model>> import_onnx(const std::string& path, const ConvertOptions& options,
                                            ConvertReport* report);
 
-/// Runs the passes (constant folding, Conv+BatchNormalization folding, dead-code removal)
-/// in place.
+/// Runs the passes (constant folding, Conv+BatchNormalization folding, Conv+constant
+/// Mul/Div/Add/Sub folding, HardSwish pattern fusion, dead-code removal) in place.
 Status optimize_model(Model& model, const ConvertOptions& options, ConvertReport* report);
 
 /// import_onnx + optimize_model + write_tsr_file (temporary file, then rename).

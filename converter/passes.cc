@@ -5,6 +5,11 @@
 //  * Conv + BatchNormalization folding (inference form, ONNX BatchNormalization-9/14/15):
 //      y = gamma * (conv(x, W) + B - mean) / sqrt(var + eps) + beta
 //        = conv(x, W * s) + (B - mean) * s + beta,   s = gamma / sqrt(var + eps) per channel;
+//  * Conv + constant Mul/Div/Add/Sub folding (per channel or scalar, as onnxruntime's
+//    ConvMulFusion/ConvAddFusion): conv(x, W) * s + d = conv(x, W * s) + (B * s + d);
+//  * decomposed HardSwish: x * Clip(x + 3, 0, 6) / 6 (the form PaddlePaddle and others
+//    export) -> HardSwish-14 (x * max(0, min(1, x / 6 + 1/2))), equal up to rounding, so
+//    that the planner can fuse it into the Conv or Gemm before it;
 //  * dead-code removal: nodes and values no graph output depends on.
 #include <cmath>
 #include <cstring>
@@ -227,6 +232,225 @@ Status fold_batchnorm(Graph& g, ConvertReport* report) {
   return st;
 }
 
+/// A float constant (an initializer) of `g`, or nullptr.
+const Tensor* float_const(const Graph& g, int id) {
+  if (id < 0 || !g.values[id].initializer || g.values[id].dtype != DType::kFloat32) return nullptr;
+  return g.values[id].initializer.get();
+}
+
+/// Per-channel values of constant `c` for a Conv output of rank `rank` with `oc` channels
+/// (dim 1) under numpy broadcasting, when c broadcasts along the channel dim only (a scalar,
+/// [oc, 1, ...], [1, oc, 1, ...]) and does not enlarge the output; empty otherwise.
+std::vector<double> per_channel(const Tensor& c, size_t rank, int64_t oc) {
+  const Shape& cs = c.shape();
+  if (cs.size() > rank) return {};
+  for (size_t j = 0; j < cs.size(); ++j) {
+    const size_t d = rank - cs.size() + j;
+    if (cs[j] != 1 && !(d == 1 && cs[j] == oc)) return {};
+  }
+  std::vector<double> v(static_cast<size_t>(oc));
+  const float* p = c.data_as<float>();
+  for (int64_t k = 0; k < oc; ++k) v[static_cast<size_t>(k)] = c.numel() == 1 ? p[0] : p[k];
+  return v;
+}
+
+/// Folds constant Mul, Div, Add and Sub after a Conv with constant float W (and B) into W
+/// and B, repeatedly. The Conv's output must have no other reader.
+Status fold_conv_affine(Graph& g, ConvertReport* report) {
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    std::vector<int> producer(g.values.size(), -1);
+    for (size_t i = 0; i < g.nodes.size(); ++i)
+      for (int o : g.nodes[i].outputs)
+        if (o >= 0) producer[o] = static_cast<int>(i);
+    std::vector<int> uses = use_counts(g);
+    for (size_t ni = 0; ni < g.nodes.size() && !changed; ++ni) {
+      const Node& op = g.nodes[ni];
+      const bool mul = is_onnx(op, "Mul"), div = is_onnx(op, "Div"), add = is_onnx(op, "Add"), sub = is_onnx(op, "Sub");
+      if (!(mul || div || add || sub) || op.inputs.size() != 2 || op.outputs.size() != 1) continue;
+      for (int side = 0; side < 2 && !changed; ++side) {
+        const int x = op.inputs[side], k = op.inputs[1 - side];
+        if ((div || sub) && side != 0) continue;  // only conv / s and conv - d
+        if (x < 0 || producer[x] < 0 || uses[x] != 1) continue;
+        const Node& conv = g.nodes[producer[x]];
+        if (!is_onnx(conv, "Conv") || conv.inputs.size() < 2 || conv.outputs.size() != 1) continue;
+        const Tensor* w = float_const(g, conv.inputs[1]);
+        const Tensor* kc = float_const(g, k);
+        if (!w || !kc || w->rank() < 3) continue;
+        const int64_t oc = w->dim(0);
+        const Tensor* b = nullptr;
+        if (conv.inputs.size() > 2 && conv.inputs[2] >= 0) {
+          b = float_const(g, conv.inputs[2]);
+          if (!b || b->numel() != oc) continue;
+        }
+        std::vector<double> c = per_channel(*kc, w->rank(), oc);
+        if (c.empty()) continue;
+        bool finite = true;
+        for (double v : c) finite = finite && std::isfinite(v) && !(div && v == 0.0);
+        if (!finite) continue;
+        TSR_ASSIGN_OR_RETURN(Tensor w2, w->clone());
+        TSR_ASSIGN_OR_RETURN(Tensor b2, Tensor::allocate(DType::kFloat32, {oc}));
+        const int64_t per_oc = w2.numel() / std::max<int64_t>(oc, 1);
+        for (int64_t ch = 0; ch < oc; ++ch) {
+          const double s = mul ? c[ch] : div ? 1.0 / c[ch] : 1.0;
+          const double d = add ? c[ch] : sub ? -c[ch] : 0.0;
+          float* wp = w2.data_as<float>() + ch * per_oc;
+          if (mul || div)
+            for (int64_t q = 0; q < per_oc; ++q) wp[q] = static_cast<float>(div ? wp[q] / c[ch] : wp[q] * s);
+          const double bv = b ? b->data_as<float>()[ch] : 0.0;
+          b2.data_as<float>()[ch] = static_cast<float>(div ? bv / c[ch] : bv * s + d);
+        }
+        Value nw, nb;
+        nw.name = conv.name + "/W_affine_folded";
+        nb.name = conv.name + "/B_affine_folded";
+        for (Value* v : {&nw, &nb}) {
+          while (g.find_value(v->name) >= 0) v->name += "_";
+          v->dtype = DType::kFloat32;
+          v->has_shape = true;
+        }
+        for (int64_t dd : w2.shape()) nw.shape.push_back({dd, ""});
+        nb.shape.push_back({oc, ""});
+        nw.initializer = std::make_shared<const Tensor>(std::move(w2));
+        nb.initializer = std::make_shared<const Tensor>(std::move(b2));
+        const int wid = g.add_value(std::move(nw)), bid = g.add_value(std::move(nb));
+        const int out = g.nodes[ni].outputs[0];
+        Node& c2 = g.nodes[producer[x]];
+        c2.inputs.resize(3);
+        c2.inputs[1] = wid;
+        c2.inputs[2] = bid;
+        c2.outputs[0] = out;  // the Conv now writes the Mul/Div/Add/Sub's output
+        g.nodes.erase(g.nodes.begin() + static_cast<std::ptrdiff_t>(ni));
+        if (report) ++report->conv_affine_folded;
+        changed = true;
+      }
+    }
+  }
+  Status st;
+  for_each_subgraph(g, [&](Graph& sg) {
+    if (st.is_ok()) st = fold_conv_affine(sg, report);
+  });
+  return st;
+}
+
+/// The scalar value of float constant `id`, if it is one element.
+bool scalar_const(const Graph& g, int id, float* v) {
+  const Tensor* t = float_const(g, id);
+  if (!t || t->numel() != 1) return false;
+  *v = t->data_as<float>()[0];
+  return true;
+}
+
+/// x * Clip(x + 3, 0, 6) / 6 (also (x + 3) first, the Mul's operands either way, and
+/// Clip(...) / 6 before the Mul, or * (1/6)) -> HardSwish(x). Clip-11+ only (min and max
+/// as inputs), float32.
+Status fuse_hardswish(Graph& g, ConvertReport* report) {
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    std::vector<int> producer(g.values.size(), -1);
+    for (size_t i = 0; i < g.nodes.size(); ++i)
+      for (int o : g.nodes[i].outputs)
+        if (o >= 0) producer[o] = static_cast<int>(i);
+    std::vector<int> uses = use_counts(g);
+    auto single = [&](int v) { return v >= 0 && uses[v] == 1 && producer[v] >= 0; };
+    // Is node `n` "t * k" or "t / 6" scaling by 1/6? Returns t.
+    auto sixth_of = [&](const Node& n, int* t) {
+      float k = 0;
+      if (n.inputs.size() != 2 || n.outputs.size() != 1) return false;
+      if (is_onnx(n, "Div") && scalar_const(g, n.inputs[1], &k) && k == 6.f) return *t = n.inputs[0], true;
+      if (is_onnx(n, "Mul"))
+        for (int s = 0; s < 2; ++s)
+          if (scalar_const(g, n.inputs[1 - s], &k) && std::fabs(k - 1.f / 6.f) < 1e-7f) return *t = n.inputs[s], true;
+      return false;
+    };
+    // Is value `v` Clip(x + 3, 0, 6) (each intermediate read once)? Returns x and the nodes.
+    auto relu6_of_x_plus_3 = [&](int v, int* x, std::vector<int>* nodes) {
+      if (!single(v)) return false;
+      const Node& clip = g.nodes[producer[v]];
+      float lo = 0, hi = 0;
+      if (!is_onnx(clip, "Clip") || clip.opset < 11 || clip.inputs.size() != 3 || !scalar_const(g, clip.inputs[1], &lo) ||
+          !scalar_const(g, clip.inputs[2], &hi) || lo != 0.f || hi != 6.f)
+        return false;
+      const int a = clip.inputs[0];
+      if (!single(a)) return false;
+      const Node& add = g.nodes[producer[a]];
+      if (!is_onnx(add, "Add") || add.inputs.size() != 2) return false;
+      for (int s = 0; s < 2; ++s) {
+        float three = 0;
+        if (scalar_const(g, add.inputs[1 - s], &three) && three == 3.f && add.inputs[s] >= 0 &&
+            g.values[add.inputs[s]].dtype != DType::kFloat16) {
+          *x = add.inputs[s];
+          nodes->push_back(producer[a]);
+          nodes->push_back(producer[v]);
+          return true;
+        }
+      }
+      return false;
+    };
+    for (size_t ni = 0; ni < g.nodes.size() && !changed; ++ni) {
+      const Node& last = g.nodes[ni];
+      if (last.outputs.size() != 1 || last.outputs[0] < 0) continue;
+      int x = -1;
+      std::vector<int> nodes;
+      int t = -1;
+      if (sixth_of(last, &t) && single(t) && is_onnx(g.nodes[producer[t]], "Mul")) {
+        // (x * relu6(x + 3)) / 6
+        const Node& m = g.nodes[producer[t]];
+        if (m.inputs.size() != 2) continue;
+        for (int s = 0; s < 2 && x < 0; ++s) {
+          std::vector<int> ns;
+          int xx = -1;
+          if (relu6_of_x_plus_3(m.inputs[1 - s], &xx, &ns) && xx == m.inputs[s]) {
+            x = xx;
+            nodes = ns;
+            nodes.push_back(producer[t]);
+          }
+        }
+      } else if (is_onnx(last, "Mul") && last.inputs.size() == 2) {
+        // x * (relu6(x + 3) / 6)
+        for (int s = 0; s < 2 && x < 0; ++s) {
+          const int q = last.inputs[1 - s];
+          if (!single(q)) continue;
+          int r = -1;
+          if (!sixth_of(g.nodes[producer[q]], &r)) continue;
+          std::vector<int> ns;
+          int xx = -1;
+          if (relu6_of_x_plus_3(r, &xx, &ns) && xx == last.inputs[s]) {
+            x = xx;
+            nodes = ns;
+            nodes.push_back(producer[q]);
+          }
+        }
+      }
+      if (x < 0 || g.values[x].dtype == DType::kFloat16 || g.values[x].dtype == DType::kBFloat16) continue;
+      if (g.values[x].dtype != DType::kFloat32 && g.values[x].dtype != DType::kUndefined) continue;
+      // HardSwish takes the last node's place (its output), the others go.
+      Node hs;
+      hs.name = last.name + "/hardswish";
+      hs.op_type = "HardSwish";
+      hs.opset = std::max(14, last.opset);
+      hs.inputs = {x};
+      hs.outputs = {last.outputs[0]};
+      std::vector<char> drop(g.nodes.size(), 0);
+      for (int k : nodes) drop[static_cast<size_t>(k)] = 1;
+      std::vector<Node> kept;
+      for (size_t i = 0; i < g.nodes.size(); ++i) {
+        if (i == ni) kept.push_back(hs);
+        else if (!drop[i]) kept.push_back(std::move(g.nodes[i]));
+      }
+      g.nodes = std::move(kept);
+      if (report) ++report->hardswish_fused;
+      changed = true;
+    }
+  }
+  Status st;
+  for_each_subgraph(g, [&](Graph& sg) {
+    if (st.is_ok()) st = fuse_hardswish(sg, report);
+  });
+  return st;
+}
+
 /// Removes nodes no output depends on, then values nothing refers to, and renumbers.
 Status remove_dead(Graph& g, ConvertReport* report) {
   for_each_subgraph(g, [&](Graph& sg) { (void)remove_dead(sg, report); });
@@ -297,6 +521,8 @@ Status optimize_model(Model& model, const ConvertOptions& options, ConvertReport
   TSR_RETURN_IF_ERROR(constants_to_initializers(g, report));
   if (options.fold_constants) TSR_RETURN_IF_ERROR(fold_constants(g, options, report));
   if (options.fold_batchnorm) TSR_RETURN_IF_ERROR(fold_batchnorm(g, report));
+  if (options.fold_conv_affine) TSR_RETURN_IF_ERROR(fold_conv_affine(g, report));
+  if (options.fuse_hardswish) TSR_RETURN_IF_ERROR(fuse_hardswish(g, report));
   if (options.remove_dead) TSR_RETURN_IF_ERROR(remove_dead(g, report));
   TSR_RETURN_IF_ERROR(g.validate().with_context("after optimization"));
   if (report) report->nodes_out = count_nodes(g);

@@ -184,8 +184,12 @@ Result<std::vector<std::pair<std::string, Tensor>>> load_inputs(const Session& s
   return out;
 }
 
+/// Set by --no-fusion (run, bench): one kernel per node.
+bool g_no_fusion = false;
+
 Result<std::unique_ptr<Session>> open_session(const std::string& path, const std::string& backend, int threads) {
   SessionOptions o;
+  o.fusion = !g_no_fusion;
   o.backends.clear();
   std::stringstream ss(backend);
   std::string b;
@@ -207,9 +211,9 @@ int cmd_convert(const std::string& in, const std::string& out, const ConvertOpti
   for (const auto& w : rep.warnings) std::cerr << "tessera: warning: " << w << "\n";
   std::printf("converted %s -> %s in %.1f ms\n", in.c_str(), out.c_str(), ms_since(t0));
   std::printf("  nodes: %d in ONNX (after expanding %d function ops), %d in .tsr (%d Constant nodes to weights, %d folded, "
-              "%d Conv+BatchNormalization fused, %d dead removed)\n",
+              "%d Conv+BatchNormalization fused, %d Conv+Mul/Add folded, %d HardSwish patterns fused, %d dead removed)\n",
               rep.nodes_in, rep.functions_expanded, rep.nodes_out, rep.constants_to_weights, rep.folded, rep.batchnorms_folded,
-              rep.dead_removed);
+              rep.conv_affine_folded, rep.hardswish_fused, rep.dead_removed);
   return 0;
 }
 
@@ -453,6 +457,7 @@ int tessera_main(int argc, char** argv) {
   run->add_option("--backend", run_backend, "backends in order of preference; the CPU is always the fallback")
       ->capture_default_str();
   run->add_flag("--verbose,-v", run_verbose, "print the plan: which node runs where, arena size");
+  run->add_flag("--no-fusion", g_no_fusion, "one kernel per node: no Conv/MatMul/Gemm + Add + activation fusion");
 
   std::string bench_path, bench_backend = "cpu";
   int bench_threads = 1, bench_runs = 20, bench_warmup = 3;
@@ -468,6 +473,7 @@ int tessera_main(int argc, char** argv) {
   bench->add_option("--backend", bench_backend, "backends in order of preference; the CPU is always the fallback")
       ->capture_default_str();
   bench->add_flag("--json", bench_json, "print only the JSON line");
+  bench->add_flag("--no-fusion", g_no_fusion, "one kernel per node: no Conv/MatMul/Gemm + Add + activation fusion");
   bench->add_flag("--profile", bench_profile, "time every step of the timed runs; print ms per op type and the slowest nodes");
 
   const std::string first = argc > 1 ? argv[1] : "";

@@ -48,16 +48,20 @@ class CpuBackend final : public Backend {
   Result<std::unique_ptr<Kernel>> compile(const CompileContext& ctx) const override {
 #ifdef TSR_CPU_X86
     if (KernelFactory opt = x86::find_x86_kernel(ctx.node.op_type)) {
+      // A fused tail only reaches the optimized kernels that apply it.
+      if (ctx.epilogue && !x86::takes_epilogue(ctx.node.op_type)) return std::unique_ptr<Kernel>();
       TSR_ASSIGN_OR_RETURN(std::unique_ptr<Kernel> k, opt(ctx));
-      if (k) return k;  // null: the optimized kernel declined this node
+      if (k || ctx.epilogue) return k;  // null: the optimized kernel declined this node
     }
 #endif
 #ifdef TSR_CPU_ARM
     if (KernelFactory opt = arm::find_arm_kernel(ctx.node.op_type)) {
+      if (ctx.epilogue && !arm::takes_epilogue(ctx.node.op_type)) return std::unique_ptr<Kernel>();
       TSR_ASSIGN_OR_RETURN(std::unique_ptr<Kernel> k, opt(ctx));
-      if (k) return k;
+      if (k || ctx.epilogue) return k;
     }
 #endif
+    if (ctx.epilogue) return std::unique_ptr<Kernel>();  // the reference kernels take no fused tail
     KernelFactory f = ref::find_ref_kernel(ctx.node.op_type);
     if (!f) return unimplemented(ctx.node.describe() + ": no CPU kernel for op " + ctx.node.op_type);
     return f(ctx);

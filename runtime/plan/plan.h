@@ -132,6 +132,10 @@ struct PlanOptions {
   /// Largest output (elements) the planner computes at plan time when all inputs are
   /// constant.
   int64_t max_fold_elements = int64_t{1} << 16;
+  /// Fuse elementwise tails into the node before them (Conv, MatMul, Gemm followed by a
+  /// residual or bias Add and/or an activation, see Epilogue in backends/backend.h) where
+  /// the backend's kernel takes them. Off: every node is its own step (tests compare).
+  bool fuse = true;
 };
 
 /// Plans `graph` for concrete `input_shapes` (one per graph input, in order). Errors name

@@ -2,8 +2,10 @@
 // computations, backend choice per node, and the memory plan (liveness-based reuse of one
 // arena, greedy by size as in TFLite's arena planner).
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "runtime/plan/evaluate.h"
 #include "backends/cpu/thread_pool.h"
@@ -97,7 +99,8 @@ class Planner {
       pv.constant = v.initializer;
       scope.names[v.name] = add_value(std::move(pv));
     }
-    for (const Node& n : g.nodes) TSR_RETURN_IF_ERROR(plan_node(g, n, scope));
+    for (const Node& n : g.nodes)
+      if (!absorbed_.count(&n)) TSR_RETURN_IF_ERROR(plan_node(g, n, scope));
     return Status::ok();
   }
 
@@ -121,6 +124,134 @@ class Planner {
   int add_value(PlanValue v) {
     plan_.values.push_back(std::move(v));
     return static_cast<int>(plan_.values.size()) - 1;
+  }
+
+  /// Who reads each value of a graph: the nodes (once per input slot), and whether the
+  /// value is also a graph output or read inside a subgraph ("pinned": never fused away).
+  struct Uses {
+    std::unordered_map<std::string, std::vector<const Node*>> consumers;
+    std::unordered_set<std::string> pinned;
+  };
+
+  static void pin_subgraph_reads(const Graph& sub, std::unordered_set<std::string>& pinned) {
+    for (const Node& n : sub.nodes) {
+      for (int i : n.inputs)
+        if (i >= 0) pinned.insert(sub.values[i].name);
+      for (const Attribute& a : n.attributes) {
+        if (a.g) pin_subgraph_reads(*a.g, pinned);
+        for (const auto& sg : a.graphs)
+          if (sg) pin_subgraph_reads(*sg, pinned);
+      }
+    }
+  }
+
+  const Uses& uses_of(const Graph& g) {
+    auto it = uses_.find(&g);
+    if (it != uses_.end()) return it->second;
+    Uses& u = uses_[&g];
+    for (const Node& n : g.nodes) {
+      for (int i : n.inputs)
+        if (i >= 0) u.consumers[g.values[i].name].push_back(&n);
+      for (const Attribute& a : n.attributes) {
+        if (a.g) pin_subgraph_reads(*a.g, u.pinned);
+        for (const auto& sg : a.graphs)
+          if (sg) pin_subgraph_reads(*sg, u.pinned);
+      }
+    }
+    for (int o : g.outputs) u.pinned.insert(g.values[o].name);
+    return u;
+  }
+
+  /// The only node that reads value `name` of `g` (once), or nullptr.
+  const Node* sole_consumer(const Graph& g, const std::string& name) {
+    const Uses& u = uses_of(g);
+    if (u.pinned.count(name)) return nullptr;
+    auto it = u.consumers.find(name);
+    if (it == u.consumers.end() || it->second.size() != 1) return nullptr;
+    const Node* c = it->second[0];
+    if (!(c->domain.empty() || c->domain == "ai.onnx") || absorbed_.count(c) || c->outputs.size() != 1 || c->outputs[0] < 0)
+      return nullptr;
+    return c;
+  }
+
+  /// The activation of node `c`, if it is one a kernel can fuse (Relu, LeakyRelu, Clip with
+  /// plan-time bounds, Sigmoid, HardSigmoid, HardSwish, Tanh).
+  bool fusable_activation(const Graph& g, const Node& c, Scope& scope, FusedActivation* act) {
+    using K = FusedActivation::Kind;
+    const std::string& op = c.op_type;
+    if (op == "Relu") act->kind = K::kRelu;
+    else if (op == "LeakyRelu") act->kind = K::kLeakyRelu, act->alpha = c.attr_f("alpha", 0.01f);
+    else if (op == "Sigmoid") act->kind = K::kSigmoid;
+    else if (op == "HardSigmoid") act->kind = K::kHardSigmoid, act->alpha = c.attr_f("alpha", 0.2f), act->beta = c.attr_f("beta", 0.5f);
+    else if (op == "HardSwish") act->kind = K::kHardSwish;
+    else if (op == "Tanh") act->kind = K::kTanh;
+    else if (op == "Clip") {
+      act->kind = K::kClip;
+      act->alpha = -INFINITY;
+      act->beta = INFINITY;
+      if (c.opset < 11) {
+        act->alpha = c.attr_f("min", -INFINITY);
+        act->beta = c.attr_f("max", INFINITY);
+      } else {
+        for (size_t k = 1; k < c.inputs.size() && k < 3; ++k) {
+          if (c.inputs[k] < 0) continue;
+          auto id = lookup(g.values[c.inputs[k]].name, scope);
+          if (!id.is_ok()) return false;
+          const PlanValue& b = plan_.values[id.value()];
+          if (b.home != PlanValue::Home::kConstant || b.dtype != DType::kFloat32 || b.constant->numel() != 1) return false;
+          (k == 1 ? act->alpha : act->beta) = b.constant->data_as<float>()[0];
+        }
+      }
+    } else {
+      return false;
+    }
+    return c.inputs.size() >= 1 && c.inputs[0] >= 0;
+  }
+
+  /// Finds the elementwise tail after node `n` (Conv, MatMul, Gemm with one float32 output
+  /// `out`): up to two Adds, one of a planned tensor of out's shape (a residual) and one of
+  /// a row of out's last dim (a bias), then an activation; each intermediate value read by
+  /// that one node only. Fills `ep` (appending the Adds' other operands to `in_ids` and
+  /// their facts to `extra`); returns the last node of the tail, or nullptr.
+  const Node* find_tail(const Graph& g, const Node& n, const ValueInfo& out, Scope& scope, Epilogue& ep,
+                        std::vector<int>& in_ids, std::vector<ValueInfo>& extra) {
+    std::string v = g.values[n.outputs[0]].name;
+    const Node* last = nullptr;
+    const Node* c = sole_consumer(g, v);
+    for (int adds = 0; adds < 2 && c && c->op_type == "Add"; ++adds) {
+      if (c->inputs.size() != 2 || c->inputs[0] < 0 || c->inputs[1] < 0) break;
+      const int other = g.values[c->inputs[0]].name == v ? c->inputs[1] : c->inputs[0];
+      if (g.values[other].name == v) break;  // Add(v, v)
+      auto id = lookup(g.values[other].name, scope);
+      if (!id.is_ok()) break;  // computed later: the other operand's producer may take the Add
+      const PlanValue& z = plan_.values[id.value()];
+      if (z.dtype != DType::kFloat32) break;
+      bool row = !out.shape.empty() && !z.shape.empty() && z.shape.size() <= out.shape.size() &&
+                 z.shape.back() == out.shape.back();
+      for (size_t d = 0; row && d + 1 < z.shape.size(); ++d) row = z.shape[d] == 1;
+      int* slot = nullptr;
+      if (z.shape == out.shape && ep.addend_input < 0) slot = &ep.addend_input;
+      else if (row && z.shape != out.shape && ep.col_bias_input < 0) slot = &ep.col_bias_input;
+      if (!slot) break;
+      *slot = static_cast<int>(in_ids.size());
+      in_ids.push_back(id.value());
+      ValueInfo info;
+      info.dtype = z.dtype;
+      info.shape = z.shape;
+      info.constant = z.constant;
+      extra.push_back(std::move(info));
+      ep.nodes.push_back(c);
+      last = c;
+      v = g.values[c->outputs[0]].name;
+      c = sole_consumer(g, v);
+    }
+    FusedActivation act;
+    if (c && fusable_activation(g, *c, scope, &act) && g.values[c->inputs[0]].name == v) {
+      ep.act = act;
+      ep.nodes.push_back(c);
+      last = c;
+    }
+    return last;
   }
 
   Result<int> lookup(const std::string& name, Scope& scope) {
@@ -225,11 +356,62 @@ class Planner {
     step.inputs = in_ids;
     CompileContext cctx{n, in_ptrs, out_info};
     cctx.threads = opt_.thread_pool ? opt_.thread_pool->num_threads() : 1;
-    for (Backend* b : opt_.backends) {
-      if (!b->supports(cctx)) continue;
-      TSR_ASSIGN_OR_RETURN(step.kernel, b->compile(cctx));
-      step.backend = b->name();
-      break;
+    // Fusion: a Conv/MatMul/Gemm with an elementwise tail goes to the first backend that
+    // runs the node; if its kernel takes the tail, the tail's nodes are absorbed.
+    const Node* tail_end = nullptr;
+    std::string fused_desc;
+    if (opt_.fuse && (n.domain.empty() || n.domain == "ai.onnx") &&
+        (n.op_type == "Conv" || n.op_type == "MatMul" || n.op_type == "Gemm") && n.outputs.size() == 1 &&
+        n.outputs[0] >= 0 && out_info[0].dtype == DType::kFloat32) {
+      Epilogue ep;
+      std::vector<int> f_ids = in_ids;
+      std::vector<ValueInfo> extra;
+      extra.reserve(2);
+      find_tail(g, n, out_info[0], scope, ep, f_ids, extra);
+      // The longest prefix of the tail that the kernel takes (e.g. a Gemm with its own C
+      // takes a residual Add but not a second bias).
+      while (!ep.nodes.empty()) {
+        std::vector<const ValueInfo*> f_ptrs = in_ptrs;
+        for (const ValueInfo& e : extra) f_ptrs.push_back(&e);
+        CompileContext fctx{n, f_ptrs, out_info};
+        fctx.threads = cctx.threads;
+        fctx.epilogue = &ep;
+        for (Backend* b : opt_.backends) {
+          if (!b->supports(cctx)) continue;
+          TSR_ASSIGN_OR_RETURN(step.kernel, b->compile(fctx));
+          if (step.kernel) step.backend = b->name();
+          break;
+        }
+        if (step.kernel) {
+          step.inputs = f_ids;
+          tail_end = ep.nodes.back();
+          for (const Node* f : ep.nodes) {
+            absorbed_.insert(f);
+            fused_desc += " + " + f->describe();
+          }
+          break;
+        }
+        // Drop the tail's last node: the activation, else the last Add (its operand was the
+        // last one appended).
+        if (ep.act.kind != FusedActivation::Kind::kNone) {
+          ep.act = FusedActivation{};
+        } else {
+          const int last_in = static_cast<int>(f_ids.size()) - 1;
+          if (ep.addend_input == last_in) ep.addend_input = -1;
+          if (ep.col_bias_input == last_in) ep.col_bias_input = -1;
+          f_ids.pop_back();
+          extra.pop_back();
+        }
+        ep.nodes.pop_back();
+      }
+    }
+    if (!step.kernel) {
+      for (Backend* b : opt_.backends) {
+        if (!b->supports(cctx)) continue;
+        TSR_ASSIGN_OR_RETURN(step.kernel, b->compile(cctx));
+        step.backend = b->name();
+        break;
+      }
     }
     if (!step.kernel)
       return unimplemented(n.describe() + ": no backend can run op " + n.op_type + " with these inputs");
@@ -240,7 +422,8 @@ class Planner {
         continue;
       }
       PlanValue pv;
-      pv.name = g.values[n.outputs[i]].name;
+      // A fused step's output is the tail's last value (the intermediate ones never exist).
+      pv.name = tail_end ? g.values[tail_end->outputs[0]].name : g.values[n.outputs[i]].name;
       pv.dtype = out_info[i].dtype;
       pv.shape = out_info[i].shape;
       pv.home = PlanValue::Home::kArena;
@@ -249,7 +432,7 @@ class Planner {
       scope.names[plan_.values[id].name] = id;
       step.outputs.push_back(id);
     }
-    plan_.placements.push_back(std::string(depth_ * 2, ' ') + n.describe() + " -> " + step.backend);
+    plan_.placements.push_back(std::string(depth_ * 2, ' ') + n.describe() + fused_desc + " -> " + step.backend);
     plan_.steps.push_back(std::move(step));
     return Status::ok();
   }
@@ -855,6 +1038,8 @@ class Planner {
 
   const PlanOptions& opt_;
   Plan& plan_;
+  std::unordered_set<const Node*> absorbed_;      // nodes fused into an earlier step
+  std::unordered_map<const Graph*, Uses> uses_;   // per graph, made on first use
   Planner* parent_;
   Scope* parent_scope_;
   std::vector<int>* outer_bindings_;

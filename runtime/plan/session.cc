@@ -84,6 +84,7 @@ Status Session::prepare_locked(const std::vector<Shape>& input_shapes, const std
   PlanOptions po;
   for (auto& b : backends_) po.backends.push_back(b.get());
   po.thread_pool = thread_pool_.get();
+  po.fuse = options_.fusion;
   plan_.reset();
   arena_ = Tensor();
   TSR_ASSIGN_OR_RETURN(plan_, plan_graph(model_->graph, input_shapes, po, values));

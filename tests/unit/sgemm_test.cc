@@ -26,7 +26,35 @@ struct Case {
   float alpha, beta;
   bool bias, relu;
   int64_t pad = 0;  // extra leading-dimension elements
+  // The fused epilogue and weight pre-packing (sgemm_pack_a): row bias, an m x n addend and
+  // an activation after everything else.
+  bool pack_a = false, row_bias = false, addend = false;
+  FusedActivation::Kind act = FusedActivation::Kind::kNone;
 };
+
+double apply_act(FusedActivation::Kind k, double x) {
+  using K = FusedActivation::Kind;
+  switch (k) {
+    case K::kNone: return x;
+    case K::kRelu: return std::max(x, 0.0);
+    case K::kLeakyRelu: return x >= 0 ? x : 0.1 * x;
+    case K::kClip: return std::min(std::max(x, -0.5), 0.75);
+    case K::kSigmoid: return 1.0 / (1.0 + std::exp(-x));
+    case K::kHardSigmoid: return std::max(0.0, std::min(1.0, 0.2 * x + 0.5));
+    case K::kHardSwish: return x * std::max(0.0, std::min(1.0, x / 6 + 0.5));
+    case K::kTanh: return std::tanh(x);
+  }
+  return x;
+}
+
+FusedActivation make_act(FusedActivation::Kind k) {
+  FusedActivation a;
+  a.kind = k;
+  if (k == FusedActivation::Kind::kLeakyRelu) a.alpha = 0.1f;
+  if (k == FusedActivation::Kind::kClip) a.alpha = -0.5f, a.beta = 0.75f;
+  if (k == FusedActivation::Kind::kHardSigmoid) a.alpha = 0.2f, a.beta = 0.5f;
+  return a;
+}
 
 std::vector<SgemmIsa> available_isas() {
   std::vector<SgemmIsa> v;
@@ -49,6 +77,16 @@ void check(const Case& cs, SgemmIsa isa, ThreadPool* pool, int threads, uint32_t
   for (float& x : bias) x = dist(rng);
   for (float& x : c) x = cs.beta == 0.f ? std::numeric_limits<float>::quiet_NaN() : dist(rng);  // beta 0: C unread
   const std::vector<float> c0 = c;
+  std::vector<float> row_bias(static_cast<size_t>(std::max<int64_t>(cs.m, 1))), addend(static_cast<size_t>(std::max<int64_t>(cs.m * ldc, 1)));
+  for (float& x : row_bias) x = dist(rng);
+  for (float& x : addend) x = dist(rng);
+  std::vector<float> packed_store;
+  float* packed = nullptr;
+  if (cs.pack_a) {
+    packed_store.assign(sgemm_packed_a_floats(cs.m, cs.k, isa) + 16, 0.f);
+    packed = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(packed_store.data()) + 63) / 64 * 64);
+    sgemm_pack_a(a.data(), lda, cs.ta, cs.m, cs.k, isa, packed);
+  }
 
   SgemmArgs g;
   g.m = cs.m; g.n = cs.n; g.k = cs.k;
@@ -59,6 +97,13 @@ void check(const Case& cs, SgemmIsa isa, ThreadPool* pool, int threads, uint32_t
   g.bias = cs.bias ? bias.data() : nullptr;
   g.relu = cs.relu;
   g.isa = isa;
+  g.packed_a = packed;
+  if (cs.row_bias) g.row_bias = row_bias.data();
+  if (cs.addend) {
+    g.addend = addend.data();
+    g.ld_addend = ldc;
+  }
+  g.act = make_act(cs.act);
   const size_t bytes = sgemm_scratch_bytes(cs.m, cs.n, cs.k, threads, isa);
   std::vector<uint8_t> scratch_store(bytes + 64 + 256, 0xEE);
   uint8_t* scratch = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(scratch_store.data()) + 63) / 64 * 64);
@@ -81,13 +126,16 @@ void check(const Case& cs, SgemmIsa isa, ThreadPool* pool, int threads, uint32_t
       double want = cs.alpha * acc, scale = std::fabs(cs.alpha) * mag;
       if (cs.beta != 0.f) { want += cs.beta * c0[i * ldc + j]; scale += std::fabs(cs.beta * c0[i * ldc + j]); }
       if (cs.bias) { want += bias[j]; scale += std::fabs(bias[j]); }
+      if (cs.row_bias) { want += row_bias[i]; scale += std::fabs(row_bias[i]); }
+      if (cs.addend) { want += addend[i * ldc + j]; scale += std::fabs(addend[i * ldc + j]); }
       if (cs.relu) want = std::max(want, 0.0);
+      want = apply_act(cs.act, want);
       const double tol = 2.0 * (static_cast<double>(cs.k) + 3) * eps * scale + 1e-30;
       const double got = c[i * ldc + j];
       if (!(std::fabs(got - want) <= tol) && ++bad <= 3)
         ADD_FAILURE() << sgemm_isa_name(isa) << " threads=" << threads << " m=" << cs.m << " n=" << cs.n << " k=" << cs.k
                       << " ta=" << cs.ta << " tb=" << cs.tb << " beta=" << cs.beta << " bias=" << cs.bias
-                      << " relu=" << cs.relu << " at (" << i << "," << j << "): got " << got << " want " << want
+                      << " relu=" << cs.relu << " pack_a=" << cs.pack_a << " act=" << static_cast<int>(cs.act) << " at (" << i << "," << j << "): got " << got << " want " << want
                       << " tol " << tol;
     }
     // Padding columns of C are never written.
@@ -116,7 +164,29 @@ std::vector<Case> shapes() {
     v.push_back({d[0], d[1], d[2], false, false, 1.f, 0.f, true, true});
     v.push_back({d[0], d[1], d[2], true, true, 1.5f, 1.f, false, true, 3});
   }
+  // Pre-packed A and the fused epilogue (row bias, addend, every activation).
+  using K = FusedActivation::Kind;
+  const K acts[] = {K::kNone, K::kRelu, K::kLeakyRelu, K::kClip, K::kSigmoid, K::kHardSigmoid, K::kHardSwish, K::kTanh};
+  int i = 0;
+  for (auto& d : {std::array<int64_t, 3>{17, 33, 65}, std::array<int64_t, 3>{29, 45, 300}, std::array<int64_t, 3>{64, 49, 600},
+                  std::array<int64_t, 3>{1, 1, 1}, std::array<int64_t, 3>{350, 70, 20}}) {
+    for (K act : acts) {
+      Case c{d[0], d[1], d[2], (i & 4) != 0, (i & 8) != 0, 1.f, 0.f, (i & 1) != 0, false, i % 3};
+      c.pack_a = (i & 2) == 0;
+      c.row_bias = i % 3 != 1;
+      c.addend = i % 2 == 0;
+      c.act = act;
+      v.push_back(c);
+      ++i;
+    }
+  }
   v.push_back({8, 9, 0, false, false, 1.f, 0.5f, true, true});  // k = 0: C = relu(beta C + bias)
+  {
+    Case c{8, 9, 0, false, false, 1.f, 0.5f, true, false};
+    c.row_bias = c.addend = true;
+    c.act = K::kHardSwish;
+    v.push_back(c);
+  }
   v.push_back({0, 9, 4, false, false, 1.f, 0.f, false, false});
   v.push_back({9, 0, 4, false, false, 1.f, 0.f, false, false});
   return v;

@@ -13,4 +13,6 @@ KernelFactory find_arm_kernel(const std::string& op_type) {
   return nullptr;
 }
 
+bool takes_epilogue(const std::string& op_type) { return x86::takes_epilogue(op_type); }
+
 }  // namespace tessera::arm

@@ -18,4 +18,8 @@ namespace tessera::arm {
 /// The optimized factory for `op_type` on aarch64, or nullptr (then the reference kernel).
 KernelFactory find_arm_kernel(const std::string& op_type);
 
+/// True for the ops whose aarch64 kernel applies a fused tail (CompileContext::epilogue:
+/// residual Add and activation in the SGEMM epilogue); no other factory may be given one.
+bool takes_epilogue(const std::string& op_type);
+
 }  // namespace tessera::arm

@@ -1,7 +1,8 @@
 // NEON (AdvSIMD) SGEMM micro-kernel for aarch64, 8 x 12, for the packed SGEMM driver
 // (backends/cpu/x86/sgemm.cc; interface in backends/cpu/x86/sgemm_kernels.h):
 //   acc[i][j] = sum_{p < kc} a[p*8 + i] * b[p*12 + j],  i < 8, j < 12
-//   C[i][j]   = act(alpha * acc[i][j] + beta * C[i][j] + bias[j])
+//   C[i][j]   = act(alpha * acc[i][j] + bias[j] + beta * C[i][j] + row_bias[i] + addend[i][j])
+// (the epilogue of sgemm_kernels.h, computed by sgemm_epilogue_simd.h as on x86)
 // Registers (32 x 128-bit): 24 accumulators (8 rows x 3 vectors of 4 floats), 3 for the B
 // row, 2 for the 8 A values; each FMLA takes its A scalar by lane ("fmla v.4s, v.4s,
 // v.s[lane]"), so A needs no broadcast. Per p: 5 loads, 24 FMLAs, enough independent FMLAs
@@ -10,11 +11,29 @@
 // AdvSIMD is mandatory on aarch64; sgemm.cc still checks getauxval(AT_HWCAP) (HWCAP_ASIMD).
 #include <arm_neon.h>
 
+#include "backends/cpu/x86/sgemm_epilogue_simd.h"
 #include "backends/cpu/x86/sgemm_kernels.h"
 
 namespace tessera::cpu {
 
 namespace {
+
+/// Vector traits for EpilogueSimd: 4 floats. FMAX/FMIN return NaN when either operand is
+/// NaN, so a NaN r stays NaN through every activation, as on x86 and in the reference.
+struct Vec {
+  using T = float32x4_t;
+  static T zero() { return vdupq_n_f32(0.f); }
+  static T set1(float v) { return vdupq_n_f32(v); }
+  static T load(const float* p) { return vld1q_f32(p); }
+  static void store(float* p, T v) { vst1q_f32(p, v); }
+  static T add(T a, T b) { return vaddq_f32(a, b); }
+  static T mul(T a, T b) { return vmulq_f32(a, b); }
+  static T div(T a, T b) { return vdivq_f32(a, b); }
+  static T fmadd(T a, T b, T c) { return vfmaq_f32(c, a, b); }  // a * b + c
+  static T max(T a, T b) { return vmaxq_f32(a, b); }
+  static T min(T a, T b) { return vminq_f32(a, b); }
+  static T select_ge0(T x, T if_ge0, T otherwise) { return vbslq_f32(vcgeq_f32(x, vdupq_n_f32(0.f)), if_ge0, otherwise); }
+};
 
 constexpr int kMr = 8, kNr = 12;
 
@@ -42,7 +61,9 @@ void ukernel_8x12(int64_t kc, const float* a, const float* b, float* c, int64_t 
     a += kMr;
     b += kNr;
   }
-  // C = act(alpha * acc + beta * C + bias)
+  // C = act(alpha * acc + bias + beta * C + row_bias + addend), as every micro-kernel
+  // (sgemm_epilogue_simd.h).
+  const EpilogueSimd<Vec> e(ep);
   const float32x4_t zero = vdupq_n_f32(0.f);
   float32x4_t bias[3] = {zero, zero, zero};
   if (ep.bias) {
@@ -50,18 +71,13 @@ void ukernel_8x12(int64_t kc, const float* a, const float* b, float* c, int64_t 
     bias[1] = vld1q_f32(ep.bias + 4);
     bias[2] = vld1q_f32(ep.bias + 8);
   }
-  const float alpha = ep.alpha, beta = ep.beta;
-  const bool read_c = beta != 0.f;
 #pragma GCC unroll 8
   for (int i = 0; i < kMr; ++i) {
     float* ci = c + i * ldc;
+    const float32x4_t rb = ep.row_bias ? vdupq_n_f32(ep.row_bias[i]) : zero;
+    const float* zi = ep.addend ? ep.addend + i * ep.ld_addend : nullptr;
 #pragma GCC unroll 3
-    for (int v = 0; v < 3; ++v) {
-      float32x4_t r = vfmaq_n_f32(bias[v], acc[i][v], alpha);  // bias + acc * alpha
-      if (read_c) r = vfmaq_n_f32(r, vld1q_f32(ci + 4 * v), beta);
-      if (ep.relu) r = vmaxq_f32(r, zero);
-      vst1q_f32(ci + 4 * v, r);
-    }
+    for (int v = 0; v < 3; ++v) e.finish(acc[i][v], bias[v], rb, zi ? zi + 4 * v : nullptr, ci + 4 * v);
   }
 }
 

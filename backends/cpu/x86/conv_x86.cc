@@ -12,8 +12,15 @@
 // (ldc = OutSpatial), then the bias is added to the tile's rows while they are in cache
 // (the sgemm epilogue's bias is per column, and Conv's is per row). A 1x1 kernel with stride
 // 1 and no padding needs no im2col: X[n, group] itself is the K x OutSpatial col matrix.
-// W is sgemm's A operand, packed by sgemm on each call; that costs M/g*K floats copied per
-// 2*M/g*K*NB flops (under 1% for NB >= 128), so there is no plan-time pre-packing.
+// W is sgemm's A operand. When W is a plan-time constant (the usual case: weights), it is
+// packed once at compile time into sgemm's panel layout, one block per group, so a run
+// never repacks it (repacking cost up to a third of the time of the late ResNet-50 layers,
+// whose output planes are 7x7 and whose W is 512 x 4608).
+//
+// Fused epilogue (CompileContext::epilogue, set by the planner): Y = act(conv + B + Z) with
+// Z a residual of Y's shape; the bias, Z and the activation are applied by sgemm on each
+// micro-tile while it is in registers or L1 (row_bias, addend, act), and by the direct path
+// on each output plane.
 //
 // Threads: with at least 2 tiles per thread (tiles over n, g and columns), each thread runs
 // whole tiles (its own im2col and a one-thread sgemm, in its own slice of the scratch);
@@ -25,12 +32,14 @@
 // the reference's row-wise direct loop (contiguous axpy over output columns), one (n, m)
 // output plane per task, planes split over the threads.
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 
 #include "backends/cpu/ref/conv2d_plane.h"
 #include "backends/cpu/ref/nd_index.h"
 #include "backends/cpu/thread_pool.h"
+#include "backends/cpu/x86/fused_tail.h"
 #include "backends/cpu/x86/sgemm.h"
 #include "backends/cpu/x86/x86_kernels.h"
 #include "runtime/ops/spatial_attrs.h"
@@ -51,6 +60,69 @@ inline size_t align64(size_t bytes) { return (bytes + 63) / 64 * 64; }
 
 using ref::valid_range;
 
+// Depthwise path: output columns per register block, and the floats of slack after the
+// padded input plane that a last, partial block may read (stride <= kDwMaxSlackStride;
+// larger strides use the reference loop).
+constexpr int kDwBlock = 32;
+constexpr int64_t kDwMaxSlackStride = 4;
+constexpr int64_t kDwSlack = kDwBlock * kDwMaxSlackStride;
+
+// See ConvKernel::depthwise_plane. Compiled three times (AVX-512F, AVX2+FMA, baseline) and
+// dispatched by the loader (GCC function multi-versioning). On aarch64 (this file is built
+// there too) once, for the baseline, where AdvSIMD is always present.
+#if defined(__x86_64__) || defined(_M_X64)
+#define TSR_DEPTHWISE_CLONES __attribute__((target_clones("avx512f", "arch=haswell", "default")))
+#else
+#define TSR_DEPTHWISE_CLONES
+#endif
+TSR_DEPTHWISE_CLONES void depthwise_plane_impl(
+    const float* xp, const float* wp, float bias, const float* zp, float* yp, float* padded, int64_t ih, int64_t iw,
+    int64_t oh, int64_t ow, int64_t kh_n, int64_t kw_n, int64_t sh, int64_t sw, int64_t dh, int64_t dw, int64_t ph,
+    int64_t pw, int64_t pad_rows, int64_t pad_cols, const FusedActivation& act) {
+  // padded[r, c] = X[r - ph, c - pw], 0 outside X.
+  for (int64_t r = 0; r < pad_rows; ++r) {
+    float* dst = padded + r * pad_cols;
+    const int64_t xr = r - ph;
+    if (xr < 0 || xr >= ih) {
+      std::memset(dst, 0, static_cast<size_t>(pad_cols) * sizeof(float));
+      continue;
+    }
+    const int64_t c0 = std::min(pad_cols, std::max<int64_t>(0, pw));          // first column inside X
+    const int64_t c1 = std::max(c0, std::min(pad_cols, pw + iw));              // one past the last
+    std::memset(dst, 0, static_cast<size_t>(c0) * sizeof(float));
+    std::memcpy(dst + c0, xp + xr * iw + (c0 - pw), static_cast<size_t>(c1 - c0) * sizeof(float));
+    std::memset(dst + c1, 0, static_cast<size_t>(pad_cols - c1) * sizeof(float));
+  }
+  // Each output row in blocks of kDwBlock columns accumulated in registers over all taps
+  // (re-reading and re-writing the row once per tap would chain every tap's FMA through a
+  // store-to-load forward). A block past the row's end computes garbage columns from the
+  // slack after the padded plane (kDwSlack floats, see scratch sizing) and drops them.
+  for (int64_t oy = 0; oy < oh; ++oy) {
+    float* yr = yp + oy * ow;
+    for (int64_t ox0 = 0; ox0 < ow; ox0 += kDwBlock) {
+      float acc[kDwBlock];
+      for (int j = 0; j < kDwBlock; ++j) acc[j] = bias;
+      for (int64_t kh = 0; kh < kh_n; ++kh) {
+        const float* src_row = padded + (oy * sh + kh * dh) * pad_cols + ox0 * sw;
+        for (int64_t kw = 0; kw < kw_n; ++kw) {
+          const float wv = wp[kh * kw_n + kw];
+          const float* src = src_row + kw * dw;
+          if (sw == 1) {
+            for (int j = 0; j < kDwBlock; ++j) acc[j] += wv * src[j];
+          } else {
+            for (int j = 0; j < kDwBlock; ++j) acc[j] += wv * src[j * sw];
+          }
+        }
+      }
+      const int64_t n = std::min<int64_t>(kDwBlock, ow - ox0);
+      for (int64_t j = 0; j < n; ++j) yr[ox0 + j] = acc[j];
+    }
+    if (zp)
+      for (int64_t ox = 0; ox < ow; ++ox) yr[ox] += zp[oy * ow + ox];
+    act.apply(yr, ow);
+  }
+}
+
 class ConvKernel final : public Kernel {
  public:
   WindowGeometry g;
@@ -58,7 +130,13 @@ class ConvKernel final : public Kernel {
   int64_t batch = 0, c_in = 0, m_out = 0, group = 1, cg = 0, mg = 0;
   int64_t in_size = 0, out_size = 0, k_size = 0, k_rows = 0;  // k_rows = K = cg * k_size
   bool has_bias = false;
+  int addend_input = -1;                  // fused residual: KernelContext input index, or -1
+  FusedActivation act;                    // fused activation
+  std::unique_ptr<float, void (*)(void*)> packed_w{nullptr, &std::free};  // per group: sgemm_pack_a of W[g]
+  size_t packed_w_group_floats = 0;
   bool direct = false;      // the 2-D direct path
+  bool depthwise = false;   // direct path with one input channel per output (cg == 1)
+  int64_t pad_rows = 0, pad_cols = 0;  // depthwise: the zero-bordered input plane
   bool pointwise = false;   // X is the col matrix
   bool per_thread = false;  // whole tiles per thread
   int64_t tile = 0, tiles_per_plane = 0, tasks = 0;
@@ -72,11 +150,30 @@ class ConvKernel final : public Kernel {
     const float* x = ctx.input(0).data_as<float>();
     const float* w = ctx.input(1).data_as<float>();
     const float* b = has_bias ? ctx.input(2).data_as<float>() : nullptr;
+    const float* z = addend_input >= 0 ? ctx.input(static_cast<size_t>(addend_input)).data_as<float>() : nullptr;
     float* y = ctx.output(0).data_as<float>();
     ThreadPool* pool = threads > 1 ? ctx.thread_pool : nullptr;
     if (direct) {
-      parallel_for(pool, batch * m_out, [&](int64_t lo, int64_t hi) {
-        for (int64_t p = lo; p < hi; ++p) direct_plane(x, w, b, y, p / m_out, p % m_out);
+      // Planes p = (n, m), strided over scratch slots (one padded input plane each).
+      const int64_t planes = batch * m_out;
+      parallel_for(pool, threads, [&](int64_t lo, int64_t hi) {
+        for (int64_t slot = lo; slot < hi; ++slot) {
+          float* padded = reinterpret_cast<float*>(static_cast<char*>(ctx.scratch) + static_cast<size_t>(slot) * slot_bytes);
+          for (int64_t p = slot; p < planes; p += threads) {
+            const int64_t n = p / m_out, m = p % m_out;
+            float* yp = y + p * out_size;
+            const float* zp = z ? z + p * out_size : nullptr;
+            if (depthwise) {
+              const float* xp = x + (n * c_in + m / mg) * in_size;  // cg == 1: input channel m / mg
+              depthwise_plane(xp, w + m * k_size, b ? b[m] : 0.f, zp, yp, padded);
+              continue;
+            }
+            direct_plane(x, w, b, y, n, m);
+            if (zp)
+              for (int64_t j = 0; j < out_size; ++j) yp[j] += zp[j];
+            act.apply(yp, out_size);
+          }
+        }
       });
       return Status::ok();
     }
@@ -86,20 +183,20 @@ class ConvKernel final : public Kernel {
         for (int64_t slot = lo; slot < hi; ++slot) {
           char* s = base + static_cast<size_t>(slot) * slot_bytes;
           float* col = reinterpret_cast<float*>(s);
-          for (int64_t t = slot; t < tasks; t += threads) run_tile(x, w, b, y, t, col, s + col_bytes, nullptr, 1);
+          for (int64_t t = slot; t < tasks; t += threads) run_tile(x, w, b, z, y, t, col, s + col_bytes, nullptr, 1);
         }
       });
     } else {
       float* col = reinterpret_cast<float*>(base);
-      for (int64_t t = 0; t < tasks; ++t) run_tile(x, w, b, y, t, col, base + col_bytes, pool, threads);
+      for (int64_t t = 0; t < tasks; ++t) run_tile(x, w, b, z, y, t, col, base + col_bytes, pool, threads);
     }
     return Status::ok();
   }
 
  private:
   // One tile: columns [j0, j0 + nb) of image n, group gi.
-  void run_tile(const float* x, const float* w, const float* b, float* y, int64_t t, float* col, void* gemm_scratch,
-                ThreadPool* pool, int nthreads) const {
+  void run_tile(const float* x, const float* w, const float* b, const float* z, float* y, int64_t t, float* col,
+                void* gemm_scratch, ThreadPool* pool, int nthreads) const {
     const int64_t plane = t / tiles_per_plane, j0 = (t % tiles_per_plane) * tile;
     const int64_t n = plane / group, gi = plane % group;
     const int64_t nb = std::min(tile, out_size - j0);
@@ -110,6 +207,7 @@ class ConvKernel final : public Kernel {
     a.k = k_rows;
     a.a = w + gi * mg * k_rows;
     a.lda = k_rows;
+    if (packed_w) a.packed_a = packed_w.get() + static_cast<size_t>(gi) * packed_w_group_floats;
     if (pointwise) {
       a.b = xg + j0;
       a.ldb = in_size;
@@ -122,15 +220,13 @@ class ConvKernel final : public Kernel {
     a.c = yt;
     a.ldc = out_size;
     a.isa = isa;
-    cpu::sgemm(a, gemm_scratch, pool, nthreads);
-    if (b) {
-      const float* bg = b + gi * mg;
-      for (int64_t i = 0; i < mg; ++i) {
-        float* r = yt + i * out_size;
-        const float bv = bg[i];
-        for (int64_t j = 0; j < nb; ++j) r[j] += bv;  // Y[m, o] += B[m]
-      }
+    if (b) a.row_bias = b + gi * mg;  // Y[m, o] += B[m]
+    if (z) {
+      a.addend = z + (yt - y);
+      a.ld_addend = out_size;
     }
+    a.act = act;
+    cpu::sgemm(a, gemm_scratch, pool, nthreads);
   }
 
   // Rows [r0, r1) of the col tile for output columns [j0, j0 + nb):
@@ -202,6 +298,20 @@ class ConvKernel final : public Kernel {
     }
   }
 
+  // Output plane of a 2-D conv with one input channel per output (depthwise: cg == 1):
+  //   Y[oy, ox] = act(B + sum_{kh, kw} W[kh, kw] * Xpad[oy*sh + kh*dh, ox*sw + kw*dw] + Z[oy, ox])
+  // The input plane is first copied into `padded` with its zero borders (pad_rows x
+  // pad_cols floats), so the tap loops have no bounds checks; for stride 1 each tap is a
+  // contiguous axpy over an output row, which the compiler vectorizes (the function is
+  // built for AVX-512, AVX2 and baseline x86-64 and picked at load time: target_clones).
+  // Summation order per output: bias first, then taps row-major, as the reference's
+  // conv2d_plane; the addend and the activation last.
+  void depthwise_plane(const float* xp, const float* wp, float bias, const float* zp, float* yp, float* padded) const {
+    depthwise_plane_impl(xp, wp, bias, zp, yp, padded, g.in[0], g.in[1], g.out[0], g.out[1], g.kernel[0], g.kernel[1],
+                         g.strides[0], g.strides[1], g.dilations[0], g.dilations[1], g.pads_begin[0], g.pads_begin[1],
+                         pad_rows, pad_cols, act);
+  }
+
   // Output plane (n, m) of a 2-D conv, exactly as the reference computes it.
   void direct_plane(const float* x, const float* w, const float* b, float* y, int64_t n, int64_t m) const {
     ref::conv2d_plane(x, w, b, y, n, m, c_in, m_out, group, g);
@@ -215,7 +325,8 @@ Result<std::unique_ptr<Kernel>> make_Conv(const CompileContext& ctx) {
   if (!ctx.has_input(0) || !ctx.has_input(1) || ctx.input(0).dtype != DType::kFloat32 ||
       ctx.input(1).dtype != DType::kFloat32)
     return decline();
-  const bool has_bias = ctx.has_input(2);
+  // The node's own B (a fused addend sits after the node's inputs, maybe at index 2).
+  const bool has_bias = ctx.node.inputs.size() > 2 && ctx.has_input(2);
   if (has_bias && ctx.input(2).dtype != DType::kFloat32) return decline();
   const Shape& xs = ctx.input(0).shape;
   const Shape& ws = ctx.input(1).shape;
@@ -243,12 +354,23 @@ Result<std::unique_ptr<Kernel>> make_Conv(const CompileContext& ctx) {
   kern->k_rows = kern->cg * kern->k_size;
   if (kern->in_size < 1 || kern->out_size < 1 || kern->k_size < 1) return decline();
   kern->has_bias = has_bias;
+  FusedTail tail;
+  if (!read_fused_tail(ctx, /*allow_col_bias=*/false, &tail)) return decline();
+  kern->addend_input = tail.addend;
+  kern->act = tail.act;
   kern->threads = std::max(1, ctx.threads);
   kern->isa = cpu::sgemm_best_isa();
   const int threads = kern->threads;
 
   if (g.rank == 2 && kern->mg < kDirectMaxRowsPerGroup) {
     kern->direct = true;
+    kern->depthwise = kern->cg == 1 && g.strides[1] <= kDwMaxSlackStride;
+    if (kern->depthwise) {
+      kern->pad_rows = (g.out[0] - 1) * g.strides[0] + (g.kernel[0] - 1) * g.dilations[0] + 1;
+      kern->pad_cols = (g.out[1] - 1) * g.strides[1] + (g.kernel[1] - 1) * g.dilations[1] + 1;
+      kern->slot_bytes = align64(static_cast<size_t>(kern->pad_rows * kern->pad_cols + kDwSlack) * sizeof(float));
+      kern->scratch = kern->slot_bytes * static_cast<size_t>(threads);
+    }
     return std::unique_ptr<Kernel>(std::move(kern));
   }
 
@@ -269,6 +391,16 @@ Result<std::unique_ptr<Kernel>> make_Conv(const CompileContext& ctx) {
   kern->tile = tile;
   kern->tiles_per_plane = (kern->out_size + tile - 1) / tile;
   kern->tasks = planes * kern->tiles_per_plane;
+  if (const auto& wc = ctx.input(1).constant) {
+    kern->packed_w_group_floats = cpu::sgemm_packed_a_floats(kern->mg, kern->k_rows, kern->isa);
+    const size_t bytes = align64(kern->packed_w_group_floats * static_cast<size_t>(kern->group) * sizeof(float));
+    void* mem = std::aligned_alloc(64, std::max<size_t>(bytes, 64));
+    if (!mem) return out_of_memory(ctx.node.describe() + ": cannot allocate the packed weights");
+    kern->packed_w.reset(static_cast<float*>(mem));
+    for (int64_t gi = 0; gi < kern->group; ++gi)
+      cpu::sgemm_pack_a(wc->data_as<float>() + gi * kern->mg * kern->k_rows, kern->k_rows, false, kern->mg, kern->k_rows,
+                        kern->isa, kern->packed_w.get() + static_cast<size_t>(gi) * kern->packed_w_group_floats);
+  }
   kern->per_thread = threads == 1 || kern->tasks >= 2 * threads;
   kern->col_bytes = pointwise ? 0 : align64(static_cast<size_t>(kern->k_rows * tile) * sizeof(float));
   if (kern->per_thread) {

@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "backends/cpu/thread_pool.h"
+#include "backends/cpu/x86/fused_tail.h"
 #include "backends/cpu/x86/sgemm.h"
 #include "backends/cpu/x86/x86_kernels.h"
 
@@ -26,6 +27,7 @@ class GemmKernel final : public Kernel {
   int threads = 1;
   cpu::SgemmIsa isa = cpu::SgemmIsa::kAuto;
   std::unique_ptr<float[], void (*)(float*)> packed{nullptr, [](float* p) { std::free(p); }};
+  FusedTail tail;  // fused residual / activation (a bias row only when C is absent)
   size_t scratch = 0;
 
   size_t scratch_bytes() const override { return scratch; }
@@ -47,6 +49,10 @@ class GemmKernel final : public Kernel {
     g.alpha = alpha;
     g.beta = 0.f;
     g.isa = isa;
+    g.bias = tail.col_bias_data(ctx);
+    g.addend = tail.addend_data(ctx);
+    g.ld_addend = n;
+    g.act = tail.act;
     if (c_mode == CMode::kBias) {
       g.bias = ctx.input(2).data_as<float>();
     } else if (c_mode == CMode::kPrefill) {
@@ -66,11 +72,14 @@ Result<std::unique_ptr<Kernel>> make_Gemm(const CompileContext& ctx) {
   if (!ctx.has_input(0) || !ctx.has_input(1) || ctx.input(0).dtype != DType::kFloat32 ||
       ctx.input(1).dtype != DType::kFloat32 || ctx.input(0).shape.size() != 2 || ctx.input(1).shape.size() != 2)
     return std::unique_ptr<Kernel>();
-  if (ctx.has_input(2) && (ctx.input(2).dtype != DType::kFloat32 || ctx.input(2).shape.size() > 2))
+  // The node's own C (a fused addend or bias row sits after the node's inputs, maybe at 2).
+  const bool has_c = ctx.node.inputs.size() > 2 && ctx.has_input(2);
+  if (has_c && (ctx.input(2).dtype != DType::kFloat32 || ctx.input(2).shape.size() > 2))
     return std::unique_ptr<Kernel>();
   const Shape& as = ctx.input(0).shape;
   const Shape& bs = ctx.input(1).shape;
   auto kern = std::make_unique<GemmKernel>();
+  if (!read_fused_tail(ctx, /*allow_col_bias=*/true, &kern->tail)) return std::unique_ptr<Kernel>();
   kern->ta = ctx.node.attr_i("transA", 0) != 0;
   kern->tb = ctx.node.attr_i("transB", 0) != 0;
   kern->alpha = ctx.node.attr_f("alpha", 1.f);
@@ -79,7 +88,7 @@ Result<std::unique_ptr<Kernel>> make_Gemm(const CompileContext& ctx) {
   kern->k = kern->ta ? as[0] : as[1];
   kern->n = kern->tb ? bs[0] : bs[1];
   if ((kern->tb ? bs[1] : bs[0]) != kern->k) return ctx.error("Gemm inner dimensions differ");
-  if (ctx.has_input(2) && kern->beta != 0.f) {
+  if (has_c && kern->beta != 0.f) {
     Shape cs = ctx.input(2).shape;
     while (cs.size() < 2) cs.insert(cs.begin(), 1);
     if ((cs[0] != 1 && cs[0] != kern->m) || (cs[1] != 1 && cs[1] != kern->n))
@@ -90,6 +99,7 @@ Result<std::unique_ptr<Kernel>> make_Gemm(const CompileContext& ctx) {
     const bool row_vector = cs[0] == 1 && (cs[1] == kern->n);
     kern->c_mode = row_vector && kern->beta == 1.f ? GemmKernel::CMode::kBias : GemmKernel::CMode::kPrefill;
   }
+  if (kern->tail.col_bias >= 0 && kern->c_mode != GemmKernel::CMode::kNone) return std::unique_ptr<Kernel>();
   kern->threads = ctx.threads;
   kern->isa = cpu::sgemm_best_isa();
   kern->scratch = cpu::sgemm_scratch_bytes(kern->m, kern->n, kern->k, kern->threads, kern->isa);
@@ -104,6 +114,8 @@ Result<std::unique_ptr<Kernel>> make_Gemm(const CompileContext& ctx) {
   }
   return std::unique_ptr<Kernel>(std::move(kern));
 }
+
+bool takes_epilogue(const std::string& op_type) { return op_type == "Conv" || op_type == "MatMul" || op_type == "Gemm"; }
 
 // The x86 kernel table, only on x86-64: this file (MatMul, Gemm) is also built on aarch64,
 // where backends/cpu/arm/arm_kernels.cc lists the kernels.

@@ -3,13 +3,15 @@
 // A 1-D A is a 1 x K row, a 1-D B a K x 1 column (their dims are dropped from Y by the
 // schema; Y's bytes are the same). When B has no batch dims (a weight), A's batch dims fold
 // into M: one GEMM of (batch * M) x K by K x N. A B known at plan time is packed once here,
-// into the kernel's own immutable storage (weight pre-packing).
+// into the kernel's own immutable storage (weight pre-packing). A fused tail (bias row,
+// residual, activation; see fused_tail.h) runs in the SGEMM's epilogue.
 #include <cstdlib>
 #include <memory>
 #include <vector>
 
 #include "backends/cpu/thread_pool.h"
 #include "backends/cpu/matmul_batches.h"
+#include "backends/cpu/x86/fused_tail.h"
 #include "backends/cpu/x86/sgemm.h"
 #include "backends/cpu/x86/x86_kernels.h"
 #include "runtime/ops/op_schema.h"
@@ -30,6 +32,7 @@ class MatMulKernel final : public Kernel {
   int threads = 1;
   cpu::SgemmIsa isa = cpu::SgemmIsa::kAuto;
   PackedWeight packed;                   // B pre-packed (fold_batch only), or null
+  FusedTail tail;                        // fused bias row / residual / activation
   size_t scratch = 0;
 
   size_t scratch_bytes() const override { return scratch; }
@@ -45,11 +48,16 @@ class MatMulKernel final : public Kernel {
     g.ldc = n;
     g.isa = isa;
     g.packed_b = packed.data.get();
+    g.bias = tail.col_bias_data(ctx);
+    const float* z = tail.addend_data(ctx);
+    g.ld_addend = n;
+    g.act = tail.act;
     if (fold_batch) {
       g.m = m * batches;
       g.a = a;
       g.b = b;
       g.c = y;
+      g.addend = z;
       cpu::sgemm(g, ctx.scratch, ctx.thread_pool, threads);
       return Status::ok();
     }
@@ -58,6 +66,7 @@ class MatMulKernel final : public Kernel {
       g.a = a + a_off[static_cast<size_t>(bi)];
       g.b = b + b_off[static_cast<size_t>(bi)];
       g.c = y + bi * m * n;
+      g.addend = z ? z + bi * m * n : nullptr;
       cpu::sgemm(g, ctx.scratch, ctx.thread_pool, threads);
     }
     return Status::ok();
@@ -74,6 +83,7 @@ Result<std::unique_ptr<Kernel>> make_MatMul(const CompileContext& ctx) {
   if (as.empty() || bs.empty()) return std::unique_ptr<Kernel>();
   TSR_ASSIGN_OR_RETURN(MatMulBatches g, MatMulBatches::of(as, bs));
   auto kern = std::make_unique<MatMulKernel>();
+  if (!read_fused_tail(ctx, /*allow_col_bias=*/true, &kern->tail)) return std::unique_ptr<Kernel>();
   kern->m = g.m;
   kern->k = g.k;
   kern->n = g.n;

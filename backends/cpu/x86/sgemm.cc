@@ -30,8 +30,9 @@ void ukernel_generic(int64_t kc, const float* a, const float* b, float* c, int64
     for (int j = 0; j < kGenNr; ++j) {
       float r = ep.alpha * acc[i][j] + (ep.bias ? ep.bias[j] : 0.f);
       if (ep.beta != 0.f) r += ep.beta * c[i * ldc + j];
-      if (ep.relu) r = std::max(r, 0.f);
-      c[i * ldc + j] = r;
+      if (ep.row_bias) r += ep.row_bias[i];
+      if (ep.addend) r += ep.addend[i * ep.ld_addend + j];
+      c[i * ldc + j] = ep.act.apply(r);
     }
   }
 }
@@ -140,13 +141,15 @@ void pack_b(const float* src, int64_t rs, int64_t cs, int64_t kc, int64_t nc, in
   }
 }
 
-// k == 0: C = act(beta * C + bias).
+// k == 0: C = act(beta * C + bias + row_bias + addend).
 void scale_only(const SgemmArgs& g, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
   for (int64_t i = m0; i < m1; ++i) {
     float* ci = g.c + i * g.ldc;
     for (int64_t j = n0; j < n1; ++j) {
       float r = (g.beta != 0.f ? g.beta * ci[j] : 0.f) + (g.bias ? g.bias[j] : 0.f);
-      ci[j] = g.relu ? std::max(r, 0.f) : r;
+      if (g.row_bias) r += g.row_bias[i];
+      if (g.addend) r += g.addend[i * g.ld_addend + j];
+      ci[j] = g.act.apply(r);
     }
   }
 }
@@ -162,6 +165,8 @@ void sgemm_part(const SgemmArgs& g, const SgemmKernelInfo& ki, const ScratchLayo
   // Strides of op(A) (i, p) and op(B) (p, j) in the stored matrices.
   const int64_t a_rs = g.trans_a ? 1 : g.lda, a_cs = g.trans_a ? g.lda : 1;
   const int64_t b_rs = g.trans_b ? 1 : g.ldb, b_cs = g.trans_b ? g.ldb : 1;
+  // Sigmoid and Tanh are applied after the micro-kernel; the other activations inside it.
+  const bool post_act = !kernel_applies(g.act.kind);
   for (int64_t jc = n0; jc < n1; jc += ki.nc) {
     const int64_t nc = std::min<int64_t>(ki.nc, n1 - jc);
     for (int64_t pc = 0; pc < g.k; pc += ki.kc) {
@@ -172,31 +177,44 @@ void sgemm_part(const SgemmArgs& g, const SgemmKernelInfo& ki, const ScratchLayo
       else pack_b(g.b + pc * b_rs + jc * b_cs, b_rs, b_cs, kc, nc, nr, pb);
       for (int64_t ic = m0; ic < m1; ic += ki.mc) {
         const int64_t mc = std::min<int64_t>(ki.mc, m1 - ic);
-        pack_a(g.a + ic * a_rs + pc * a_cs, a_rs, a_cs, mc, kc, mr, pa);
+        const float* ablock = pa;
+        if (g.packed_a) ablock = g.packed_a + pc * round_up(g.m, mr) + ic * kc;  // see sgemm_pack_a
+        else pack_a(g.a + ic * a_rs + pc * a_cs, a_rs, a_cs, mc, kc, mr, pa);
         for (int64_t jr = 0; jr < nc; jr += nr) {
           const int64_t cols = std::min<int64_t>(nr, nc - jr);
           const float* bpanel = bblock + jr * kc;
-          const float* bias = first && g.bias ? g.bias + jc + jr : nullptr;
           for (int64_t ir = 0; ir < mc; ir += mr) {
             const int64_t rows = std::min<int64_t>(mr, mc - ir);
-            const float* apanel = pa + ir * kc;
+            const float* apanel = ablock + ir * kc;
             float* c = g.c + (ic + ir) * g.ldc + jc + jr;
-            const float beta = first ? g.beta : 1.f;
-            const bool relu = last && g.relu;
-            if (rows == mr && cols == nr) {
-              ki.kernel(kc, apanel, bpanel, c, g.ldc, SgemmEpilogue{g.alpha, beta, bias, relu});
-              continue;
+            SgemmEpilogue ep;
+            ep.alpha = g.alpha;
+            ep.beta = first ? g.beta : 1.f;
+            ep.bias = first && g.bias ? g.bias + jc + jr : nullptr;
+            if (last) {  // the terms that need the whole sum
+              ep.row_bias = g.row_bias ? g.row_bias + ic + ir : nullptr;
+              ep.addend = g.addend ? g.addend + (ic + ir) * g.ld_addend + jc + jr : nullptr;
+              ep.ld_addend = g.ld_addend;
+              if (!post_act) ep.act = g.act;
             }
-            // Edge tile: products into the local tile, then the epilogue on the valid part.
-            ki.kernel(kc, apanel, bpanel, tile, nr, SgemmEpilogue{1.f, 0.f, nullptr, false});
-            for (int64_t i = 0; i < rows; ++i) {
-              float* ci = c + i * g.ldc;
-              for (int64_t j = 0; j < cols; ++j) {
-                float r = g.alpha * tile[i * nr + j] + (bias ? bias[j] : 0.f);
-                if (beta != 0.f) r += beta * ci[j];
-                ci[j] = relu ? std::max(r, 0.f) : r;
+            if (rows == mr && cols == nr) {
+              ki.kernel(kc, apanel, bpanel, c, g.ldc, ep);
+            } else {
+              // Edge tile: products into the local tile, then the epilogue on the valid part.
+              ki.kernel(kc, apanel, bpanel, tile, nr, SgemmEpilogue{});
+              for (int64_t i = 0; i < rows; ++i) {
+                float* ci = c + i * g.ldc;
+                for (int64_t j = 0; j < cols; ++j) {
+                  float r = ep.alpha * tile[i * nr + j] + (ep.bias ? ep.bias[j] : 0.f);
+                  if (ep.beta != 0.f) r += ep.beta * ci[j];
+                  if (ep.row_bias) r += ep.row_bias[i];
+                  if (ep.addend) r += ep.addend[i * ep.ld_addend + j];
+                  ci[j] = ep.act.apply(r);
+                }
               }
             }
+            if (last && post_act)
+              for (int64_t i = 0; i < rows; ++i) g.act.apply(c + i * g.ldc, cols);
           }
         }
       }
@@ -264,8 +282,25 @@ void sgemm_pack_b(const float* b, int64_t ldb, bool trans_b, int64_t k, int64_t 
   }
 }
 
-void sgemm(const SgemmArgs& g, void* scratch, ThreadPool* pool, int max_threads) {
-  if (g.m <= 0 || g.n <= 0) return;
+size_t sgemm_packed_a_floats(int64_t m, int64_t k, SgemmIsa isa) {
+  const SgemmKernelInfo ki = kernel_for(isa);
+  return static_cast<size_t>(round_up(m, ki.mr) * k);
+}
+
+void sgemm_pack_a(const float* a, int64_t lda, bool trans_a, int64_t m, int64_t k, SgemmIsa isa, float* dst) {
+  const SgemmKernelInfo ki = kernel_for(isa);
+  const int64_t rs = trans_a ? 1 : lda, cs = trans_a ? lda : 1;
+  for (int64_t pc = 0; pc < k; pc += ki.kc) {
+    const int64_t kc = std::min<int64_t>(ki.kc, k - pc);
+    pack_a(a + pc * cs, rs, cs, m, kc, ki.mr, dst + pc * round_up(m, ki.mr));
+  }
+}
+
+void sgemm(const SgemmArgs& args, void* scratch, ThreadPool* pool, int max_threads) {
+  if (args.m <= 0 || args.n <= 0) return;
+  SgemmArgs g = args;
+  if (g.relu && g.act.kind == FusedActivation::Kind::kNone) g.act.kind = FusedActivation::Kind::kRelu;
+  g.relu = false;
   const SgemmKernelInfo ki = kernel_for(g.isa);
   int threads = std::max(max_threads, 1);
   if (pool) threads = std::min(threads, pool->num_threads());

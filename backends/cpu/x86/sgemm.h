@@ -32,6 +32,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "backends/backend.h"
+
 namespace tessera {
 
 class ThreadPool;
@@ -65,7 +67,29 @@ struct SgemmArgs {
   /// op(B) already packed by sgemm_pack_b for this ISA path (b, ldb, trans_b are then not
   /// read), or nullptr.
   const float* packed_b = nullptr;
+  /// op(A) already packed by sgemm_pack_a for this ISA path (a, lda, trans_a are then not
+  /// read), or nullptr: weight pre-packing for Conv, whose weights are the A operand.
+  const float* packed_a = nullptr;
+  /// A fused epilogue after the terms above, in this order (all optional):
+  ///   C[i, j] += row_bias[i]                         (m values: Conv's per-channel bias)
+  ///   C[i, j] += addend[i * ld_addend + j]           (m x n: a fused residual Add)
+  ///   C[i, j] = act(C[i, j])                         (a fused activation)
+  /// relu == true is the same as act = Relu. addend must not overlap C.
+  const float* row_bias = nullptr;
+  const float* addend = nullptr;
+  int64_t ld_addend = 0;
+  FusedActivation act;
 };
+
+/// Floats sgemm_pack_a writes for an m x k op(A): round_up(m, MR of the path) * k.
+size_t sgemm_packed_a_floats(int64_t m, int64_t k, SgemmIsa isa = SgemmIsa::kAuto);
+
+/// Packs op(A) (m x k; A stored m x k, or k x m when trans_a, leading dimension lda) once,
+/// for reuse by every sgemm call with the same A and path. Layout: for each KC block of
+/// columns starting at pc, round_up(m, MR) / MR panels of MR x (columns of the block)
+/// floats (column-major within a panel), zero-padded; dst holds sgemm_packed_a_floats()
+/// floats, 64-byte aligned.
+void sgemm_pack_a(const float* a, int64_t lda, bool trans_a, int64_t m, int64_t k, SgemmIsa isa, float* dst);
 
 /// Floats sgemm_pack_b writes for a k x n op(B): k * round_up(n, NR of the path).
 size_t sgemm_packed_b_floats(int64_t n, int64_t k, SgemmIsa isa = SgemmIsa::kAuto);

@@ -4,11 +4,30 @@
 // Compiled with -mavx2 -mfma (this file only); called only when the CPU has AVX2 and FMA.
 #include <immintrin.h>
 
+#include "backends/cpu/x86/sgemm_epilogue_simd.h"
 #include "backends/cpu/x86/sgemm_kernels.h"
 
 namespace tessera::cpu {
 
 namespace {
+
+/// Vector traits for EpilogueSimd: 8 floats.
+struct Vec {
+  using T = __m256;
+  static T zero() { return _mm256_setzero_ps(); }
+  static T set1(float v) { return _mm256_set1_ps(v); }
+  static T load(const float* p) { return _mm256_loadu_ps(p); }
+  static void store(float* p, T v) { _mm256_storeu_ps(p, v); }
+  static T add(T a, T b) { return _mm256_add_ps(a, b); }
+  static T mul(T a, T b) { return _mm256_mul_ps(a, b); }
+  static T div(T a, T b) { return _mm256_div_ps(a, b); }
+  static T fmadd(T a, T b, T c) { return _mm256_fmadd_ps(a, b, c); }
+  static T max(T a, T b) { return _mm256_max_ps(a, b); }
+  static T min(T a, T b) { return _mm256_min_ps(a, b); }
+  static T select_ge0(T x, T if_ge0, T otherwise) {
+    return _mm256_blendv_ps(otherwise, if_ge0, _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_GE_OQ));
+  }
+};
 
 constexpr int kMr = 6, kNr = 16;
 
@@ -28,24 +47,17 @@ void ukernel_6x16(int64_t kc, const float* a, const float* b, float* c, int64_t 
     a += kMr;
     b += kNr;
   }
-  // C = act(alpha * acc + beta * C + bias)
-  const __m256 alpha = _mm256_set1_ps(ep.alpha), beta = _mm256_set1_ps(ep.beta), zero = _mm256_setzero_ps();
+  // C = act(alpha * acc + bias + beta * C + row_bias + addend)
+  const EpilogueSimd<Vec> e(ep);
+  const __m256 zero = _mm256_setzero_ps();
   const __m256 bias0 = ep.bias ? _mm256_loadu_ps(ep.bias) : zero, bias1 = ep.bias ? _mm256_loadu_ps(ep.bias + 8) : zero;
-  const bool read_c = ep.beta != 0.f;
 #pragma GCC unroll 6
   for (int i = 0; i < kMr; ++i) {
     float* ci = c + i * ldc;
-    __m256 r0 = _mm256_fmadd_ps(alpha, acc[i][0], bias0), r1 = _mm256_fmadd_ps(alpha, acc[i][1], bias1);
-    if (read_c) {
-      r0 = _mm256_fmadd_ps(beta, _mm256_loadu_ps(ci), r0);
-      r1 = _mm256_fmadd_ps(beta, _mm256_loadu_ps(ci + 8), r1);
-    }
-    if (ep.relu) {
-      r0 = _mm256_max_ps(r0, zero);
-      r1 = _mm256_max_ps(r1, zero);
-    }
-    _mm256_storeu_ps(ci, r0);
-    _mm256_storeu_ps(ci + 8, r1);
+    const __m256 rb = ep.row_bias ? _mm256_set1_ps(ep.row_bias[i]) : zero;
+    const float* zi = ep.addend ? ep.addend + i * ep.ld_addend : nullptr;
+    e.finish(acc[i][0], bias0, rb, zi, ci);
+    e.finish(acc[i][1], bias1, rb, zi ? zi + 8 : nullptr, ci + 8);
   }
 }
 

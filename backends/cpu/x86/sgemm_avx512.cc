@@ -4,11 +4,30 @@
 // Compiled with -mavx512f -mfma (this file only); called only when the CPU has AVX-512F.
 #include <immintrin.h>
 
+#include "backends/cpu/x86/sgemm_epilogue_simd.h"
 #include "backends/cpu/x86/sgemm_kernels.h"
 
 namespace tessera::cpu {
 
 namespace {
+
+/// Vector traits for EpilogueSimd: 16 floats.
+struct Vec {
+  using T = __m512;
+  static T zero() { return _mm512_setzero_ps(); }
+  static T set1(float v) { return _mm512_set1_ps(v); }
+  static T load(const float* p) { return _mm512_loadu_ps(p); }
+  static void store(float* p, T v) { _mm512_storeu_ps(p, v); }
+  static T add(T a, T b) { return _mm512_add_ps(a, b); }
+  static T mul(T a, T b) { return _mm512_mul_ps(a, b); }
+  static T div(T a, T b) { return _mm512_div_ps(a, b); }
+  static T fmadd(T a, T b, T c) { return _mm512_fmadd_ps(a, b, c); }
+  static T max(T a, T b) { return _mm512_max_ps(a, b); }
+  static T min(T a, T b) { return _mm512_min_ps(a, b); }
+  static T select_ge0(T x, T if_ge0, T otherwise) {
+    return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_GE_OQ), otherwise, if_ge0);
+  }
+};
 
 constexpr int kMr = 14, kNr = 32;
 
@@ -30,24 +49,17 @@ void ukernel_14x32(int64_t kc, const float* a, const float* b, float* c, int64_t
     a += kMr;
     b += kNr;
   }
-  // C = act(alpha * acc + beta * C + bias)
-  const __m512 alpha = _mm512_set1_ps(ep.alpha), beta = _mm512_set1_ps(ep.beta), zero = _mm512_setzero_ps();
+  // C = act(alpha * acc + bias + beta * C + row_bias + addend)
+  const EpilogueSimd<Vec> e(ep);
+  const __m512 zero = _mm512_setzero_ps();
   const __m512 bias0 = ep.bias ? _mm512_loadu_ps(ep.bias) : zero, bias1 = ep.bias ? _mm512_loadu_ps(ep.bias + 16) : zero;
-  const bool read_c = ep.beta != 0.f;
 #pragma GCC unroll 14
   for (int i = 0; i < kMr; ++i) {
     float* ci = c + i * ldc;
-    __m512 r0 = _mm512_fmadd_ps(alpha, acc[i][0], bias0), r1 = _mm512_fmadd_ps(alpha, acc[i][1], bias1);
-    if (read_c) {
-      r0 = _mm512_fmadd_ps(beta, _mm512_loadu_ps(ci), r0);
-      r1 = _mm512_fmadd_ps(beta, _mm512_loadu_ps(ci + 16), r1);
-    }
-    if (ep.relu) {
-      r0 = _mm512_max_ps(r0, zero);
-      r1 = _mm512_max_ps(r1, zero);
-    }
-    _mm512_storeu_ps(ci, r0);
-    _mm512_storeu_ps(ci + 16, r1);
+    const __m512 rb = ep.row_bias ? _mm512_set1_ps(ep.row_bias[i]) : zero;
+    const float* zi = ep.addend ? ep.addend + i * ep.ld_addend : nullptr;
+    e.finish(acc[i][0], bias0, rb, zi, ci);
+    e.finish(acc[i][1], bias1, rb, zi ? zi + 16 : nullptr, ci + 16);
   }
 }
 

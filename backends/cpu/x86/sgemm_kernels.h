@@ -5,17 +5,30 @@
 
 #include <cstdint>
 
+#include "backends/backend.h"
+
 namespace tessera::cpu {
 
 /// What the micro-kernel does with its MR x NR tile of products `acc` (in registers):
-///   C[i][j] = act(alpha * acc[i][j] + beta * C[i][j] + bias[j])
-/// beta == 0: C is not read. bias: NR values or nullptr. act: Relu when relu, else identity.
+///   C[i][j] = act(alpha * acc[i][j] + bias[j] + beta * C[i][j] + row_bias[i] + addend[i][j])
+/// beta == 0: C is not read. bias: NR values, row_bias: MR values, addend: an MR x NR tile
+/// with row stride ld_addend; each may be nullptr. act: one the kernels apply in registers
+/// (kNone, kRelu, kLeakyRelu, kClip, kHardSigmoid, kHardSwish; see sgemm_epilogue_simd.h);
+/// the driver applies the others (Sigmoid, Tanh) after the kernel.
 struct SgemmEpilogue {
-  float alpha;
-  float beta;
-  const float* bias;
-  bool relu;
+  float alpha = 1.f;
+  float beta = 0.f;
+  const float* bias = nullptr;
+  const float* row_bias = nullptr;
+  const float* addend = nullptr;
+  int64_t ld_addend = 0;
+  FusedActivation act;
 };
+
+/// True if the micro-kernels apply `k` in registers.
+inline bool kernel_applies(FusedActivation::Kind k) {
+  return k != FusedActivation::Kind::kSigmoid && k != FusedActivation::Kind::kTanh;
+}
 
 /// acc = sum over p < kc of a[p*MR + i] * b[p*NR + j]: `a` is a packed MR-tall panel (kc
 /// columns of MR floats), `b` a packed NR-wide panel (kc rows of NR floats), both 64-byte

@@ -18,6 +18,10 @@ Result<std::unique_ptr<Kernel>> make_Gemm(const CompileContext& ctx);
 /// depthwise-like 2-D convs (fewer than 4 output channels per group).
 Result<std::unique_ptr<Kernel>> make_Conv(const CompileContext& ctx);
 
+/// True for the ops whose optimized kernel applies a fused tail (CompileContext::epilogue);
+/// every other factory must not be given one.
+bool takes_epilogue(const std::string& op_type);
+
 /// The optimized factory for `op_type`, or nullptr. x86-64 builds only (MatMul, Gemm and
 /// Conv above are ISA-independent and are also built on aarch64: see arm/arm_kernels.h).
 KernelFactory find_x86_kernel(const std::string& op_type);

@@ -41,6 +41,9 @@ struct SessionOptions {
   /// Most bytes the activation arena may take; 0 = the machine's physical memory. A plan
   /// that needs more fails with kOutOfMemory instead of exhausting the machine.
   uint64_t max_arena_bytes = 0;
+  /// Fuse a Conv/MatMul/Gemm with the residual Add and activation after it into one kernel
+  /// where the backend can (as onnxruntime's FusedConv). Off: one kernel per node.
+  bool fusion = true;
 };
 
 /// A graph input or output as declared in the model: dims are sizes, or -1 with a symbol.

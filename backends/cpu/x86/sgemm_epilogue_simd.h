@@ -1,0 +1,54 @@
+// Internal to the SGEMM micro-kernels (sgemm_avx512.cc, sgemm_avx2.cc): the epilogue of one
+// vector of a C row, written once over a vector-traits type V so that every ISA file applies
+// the same terms in the same order (see SgemmEpilogue):
+//   r = alpha * acc + bias[j]; r += beta * C; r += row_bias[i]; r += addend[i][j]; r = act(r)
+// Activations follow their ONNX ops (FusedActivation), NaN-propagating like the reference
+// kernels: max/min are ordered so that a NaN r is returned (x86 MAXPS/MINPS return the
+// second operand when either is NaN). HardSwish divides by 6 as the reference does.
+//
+// V provides: using T; zero(), set1(float), load(const float*), store(float*, T), add, mul,
+// div, fmadd(a, b, c) = a*b + c, max(a, b), min(a, b), select_ge0(x, if_ge0, otherwise).
+#pragma once
+
+#include "backends/cpu/x86/sgemm_kernels.h"
+
+namespace tessera::cpu {
+
+template <class V>
+struct EpilogueSimd {
+  using T = typename V::T;
+  using K = FusedActivation::Kind;
+  T alpha, beta, p0, p1, six, half, one, zero;
+  K act;
+  bool read_c;
+
+  explicit EpilogueSimd(const SgemmEpilogue& ep)
+      : alpha(V::set1(ep.alpha)), beta(V::set1(ep.beta)), p0(V::set1(ep.act.alpha)), p1(V::set1(ep.act.beta)),
+        six(V::set1(6.f)), half(V::set1(0.5f)), one(V::set1(1.f)), zero(V::zero()), act(ep.act.kind),
+        read_c(ep.beta != 0.f) {}
+
+  /// The activation (only the kinds kernel_applies() accepts).
+  inline T activate(T r) const {
+    switch (act) {
+      case K::kRelu: return V::max(zero, r);
+      case K::kLeakyRelu: return V::select_ge0(r, r, V::mul(p0, r));
+      case K::kClip: return V::min(p1, V::max(p0, r));
+      case K::kHardSigmoid: return V::max(zero, V::min(one, V::add(V::mul(p0, r), p1)));
+      case K::kHardSwish: return V::mul(r, V::max(zero, V::min(one, V::add(V::div(r, six), half))));
+      default: return r;
+    }
+  }
+
+  /// Finishes one vector of row i at column offset j: acc the products, bias_j the column
+  /// bias vector (zero when none), rb the row bias (0 when none), z the addend pointer or
+  /// nullptr; stores into c.
+  inline void finish(T acc, T bias_j, T rb, const float* z, float* c) const {
+    T r = V::fmadd(alpha, acc, bias_j);
+    if (read_c) r = V::fmadd(beta, V::load(c), r);
+    r = V::add(r, rb);
+    if (z) r = V::add(r, V::load(z));
+    V::store(c, activate(r));
+  }
+};
+
+}  // namespace tessera::cpu
