@@ -17,7 +17,8 @@ namespace tessera {
 
 class ThreadPool;  // backends/cpu/thread_pool.h
 
-/// What a kernel sees when it runs. Tensors are host tensors for the CPU backend.
+/// What a kernel sees when it runs. Tensors are host tensors for the CPU backend; for a
+/// backend with host_memory() == false their data pointers (and scratch) are device memory.
 struct KernelContext {
   std::vector<const Tensor*> inputs;   // nullptr: an omitted optional input
   std::vector<Tensor*> outputs;        // shapes set, buffers bound by the executor
@@ -47,9 +48,16 @@ struct FusedActivation {
   Kind kind = Kind::kNone;
   /// LeakyRelu: alpha; Clip: [alpha, beta] = [min, max]; HardSigmoid: alpha, beta.
   float alpha = 0.f, beta = 0.f;
+  /// A scalar affine map after the activation, y = act(x) * scale + shift (a fused Mul and
+  /// Add of plan-time scalars, e.g. PP-OCR's learnable affine blocks); evaluated as one
+  /// fused multiply-add.
+  float scale = 1.f, shift = 0.f;
+  bool has_affine() const { return scale != 1.f || shift != 0.f; }
   float apply(float x) const;
-  /// Applies the activation to n contiguous floats in place.
+  /// Applies the activation (and the affine map) to n contiguous floats in place.
   void apply(float* x, int64_t n) const;
+  /// The activation alone (no affine map), in place.
+  void apply_activation(float* x, int64_t n) const;
 };
 
 /// An elementwise tail that the planner fused onto a Conv, MatMul or Gemm node whose output
@@ -137,14 +145,37 @@ class Backend {
   /// this backend cannot run the node with that tail fused.
   virtual Result<std::unique_ptr<Kernel>> compile(const CompileContext& ctx) const = 0;
   /// True when the backend's buffers are host memory (no copies needed to/from the CPU).
+  /// A backend answering false (a GPU) gets its nodes' inputs, outputs and scratch in device
+  /// memory: the planner gives each plan value a location, copies values between host and
+  /// device where a consumer's backend differs from where a value lives, and the session
+  /// allocates one device arena per plan with allocate() and uploads the plan's constants
+  /// (weights) into it once, at prepare time. The four functions below serve that.
   virtual bool host_memory() const { return true; }
-  /// Waits for all work submitted by this backend to finish.
+  /// Allocates `bytes` bytes of device memory (at least 256-byte aligned); called once per
+  /// plan, never per run. Errors: kOutOfMemory; kUnimplemented for host-memory backends.
+  virtual Result<void*> allocate(uint64_t bytes) { return unimplemented(name() + ": no device memory"); }
+  /// Frees memory from allocate() (nullptr: nothing). Waits for work using it to finish.
+  virtual void deallocate(void* device_ptr) {}
+  /// Copies `bytes` bytes from host `src` to device `dst`, ordered after the work already
+  /// submitted; `src` may be reused as soon as this returns.
+  virtual Status copy_to_device(void* dst, const void* src, uint64_t bytes) {
+    return unimplemented(name() + ": no device memory");
+  }
+  /// Copies `bytes` bytes from device `src` to host `dst` after the work already submitted,
+  /// and returns when `dst` holds them (a CPU kernel may read them next).
+  virtual Status copy_to_host(void* dst, const void* src, uint64_t bytes) {
+    return unimplemented(name() + ": no device memory");
+  }
+  /// Waits for all work submitted by this backend to finish; reports an asynchronous error
+  /// of that work (a failed kernel) as a status.
   virtual Status synchronize() { return Status::ok(); }
 };
 
 /// The CPU backend: reference kernels for every op of op_list.def.
 std::unique_ptr<Backend> make_cpu_backend();
-/// Creates a backend by name ("cpu"); errors naming the backend if unknown or not built.
+/// Creates a backend by name ("cpu", "cuda" when built with CUDA). Errors: kInvalidArgument
+/// naming the backend if unknown; kUnimplemented if not built or (CUDA) no device was found,
+/// which a Session turns into a note and a CPU fallback.
 Result<std::unique_ptr<Backend>> make_backend(const std::string& name);
 
 }  // namespace tessera

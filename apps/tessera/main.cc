@@ -298,6 +298,9 @@ int cmd_run(const std::string& path, const InputArgs& ia, const std::string& out
     PlanStats st = s.plan_stats();
     std::printf("plan: %zu kernels, %d nodes folded at plan time, arena %llu bytes (peak activations), planned in %.2f ms\n",
                 st.steps, st.folded_nodes, static_cast<unsigned long long>(st.arena_bytes), st.plan_ms);
+    if (!st.device.empty())
+      std::printf("device: %s, %llu bytes (activations, scratch and uploaded weights)\n", st.device.c_str(),
+                  static_cast<unsigned long long>(st.device_bytes));
     for (const auto& p : st.placements) std::printf("  %s\n", p.c_str());
   }
   if (!out_dir.empty()) ::mkdir(out_dir.c_str(), 0755);

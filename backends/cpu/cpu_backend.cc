@@ -72,11 +72,22 @@ class CpuBackend final : public Backend {
 
 std::unique_ptr<Backend> make_cpu_backend() { return std::make_unique<CpuBackend>(); }
 
+#ifdef TESSERA_WITH_CUDA
+Result<std::unique_ptr<Backend>> make_cuda_backend();  // backends/cuda/cuda_backend.cc
+constexpr const char* kAvailable = "cpu, cuda";
+#else
+constexpr const char* kAvailable = "cpu";
+#endif
+
 Result<std::unique_ptr<Backend>> make_backend(const std::string& name) {
   if (name == "cpu") return make_cpu_backend();
-  if (name == "vulkan" || name == "cuda")
-    return unimplemented("backend '" + name + "' is not implemented yet (available: cpu)");
-  return invalid_argument("unknown backend '" + name + "' (available: cpu)");
+#ifdef TESSERA_WITH_CUDA
+  if (name == "cuda") return make_cuda_backend();
+#else
+  if (name == "cuda") return unimplemented("backend 'cuda' is not built (configure with -DTESSERA_WITH_CUDA=ON)");
+#endif
+  if (name == "vulkan") return unimplemented("backend 'vulkan' is not implemented yet (available: " + std::string(kAvailable) + ")");
+  return invalid_argument("unknown backend '" + name + "' (available: " + std::string(kAvailable) + ")");
 }
 
 }  // namespace tessera

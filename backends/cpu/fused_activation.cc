@@ -3,7 +3,8 @@
 //   Relu-6/13/14: max(x, 0); LeakyRelu-6/16: x >= 0 ? x : alpha * x; Clip-6/11/12/13:
 //   min(max(x, min), max); Sigmoid-6/13: 1 / (1 + exp(-x)); HardSigmoid-6:
 //   max(0, min(1, alpha * x + beta)); HardSwish-14: x * max(0, min(1, x / 6 + 1/2));
-//   Tanh-6/13: tanh(x).
+//   Tanh-6/13: tanh(x); then the optional scalar affine map act(x) * scale + shift (a fused
+//   Mul and Add), as one fma.
 // The reference kernels evaluate in double and round once; these evaluate in float, so
 // Sigmoid and Tanh may differ from them by an ulp or two, the others not at all.
 #include <algorithm>
@@ -13,8 +14,11 @@
 
 namespace tessera {
 
-float FusedActivation::apply(float x) const {
-  switch (kind) {
+namespace {
+float activate(const FusedActivation& a, float x) {
+  using Kind = FusedActivation::Kind;
+  const float alpha = a.alpha, beta = a.beta;
+  switch (a.kind) {
     case Kind::kNone: return x;
     case Kind::kRelu: return x > 0.f ? x : (x == x ? 0.f : x);  // NaN stays NaN
     case Kind::kLeakyRelu: return x >= 0.f ? x : alpha * x;
@@ -26,8 +30,20 @@ float FusedActivation::apply(float x) const {
   }
   return x;
 }
+}  // namespace
+
+float FusedActivation::apply(float x) const {
+  const float r = activate(*this, x);
+  return has_affine() ? std::fma(r, scale, shift) : r;
+}
 
 void FusedActivation::apply(float* x, int64_t n) const {
+  apply_activation(x, n);
+  if (has_affine())
+    for (int64_t i = 0; i < n; ++i) x[i] = std::fma(x[i], scale, shift);
+}
+
+void FusedActivation::apply_activation(float* x, int64_t n) const {
   switch (kind) {
     case Kind::kNone: return;
     case Kind::kRelu:
@@ -42,7 +58,7 @@ void FusedActivation::apply(float* x, int64_t n) const {
       for (int64_t i = 0; i < n; ++i) x[i] = x[i] * std::max(0.f, std::min(1.f, x[i] / 6.f + 0.5f));
       return;
     default:
-      for (int64_t i = 0; i < n; ++i) x[i] = apply(x[i]);
+      for (int64_t i = 0; i < n; ++i) x[i] = activate(*this, x[i]);
   }
 }
 

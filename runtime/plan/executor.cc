@@ -16,7 +16,8 @@ void* home_of(const Plan& plan, const PlanValue& v, uint8_t* arena, const std::v
     case PlanValue::Home::kConstant: return const_cast<void*>(v.constant->data());
     case PlanValue::Home::kInput: return const_cast<void*>(inputs[v.index]->data());
     case PlanValue::Home::kOuter: return const_cast<void*>(outer[v.index]->data());
-    case PlanValue::Home::kArena: return arena + v.offset;
+    case PlanValue::Home::kArena: return (v.device ? plan.device_arena : arena) + v.offset;
+    case PlanValue::Home::kDeviceConstant: return plan.device_arena + v.offset;
   }
   return nullptr;
 }
@@ -130,7 +131,7 @@ Status run_loop(const Plan& plan, const Step& st, uint8_t* arena) {
 
 /// Runs one step of `plan`: a kernel, a Loop/Scan, or an If.
 Status run_step(const Plan& plan, const Step& st, uint8_t* arena) {
-  st.ctx.scratch = arena + st.scratch_offset;
+  st.ctx.scratch = (st.on_device ? plan.device_arena : arena) + st.scratch_offset;
   if (st.kernel) {
     Status s = st.kernel->run(st.ctx);
     return s.is_ok() ? s : s.with_context(st.node->describe());
@@ -157,6 +158,21 @@ Status run_step(const Plan& plan, const Step& st, uint8_t* arena) {
 
 }  // namespace
 
+Status bind_device_arena(const Plan& plan, uint8_t* device_buffer) {
+  if (!plan.device) return Status::ok();
+  if (!device_buffer && plan.device_bytes) return internal_error("bind_device_arena: no device buffer");
+  for (const DeviceConstant& dc : plan.device_constants) {
+    const PlanValue& h = plan.values[dc.host];
+    const PlanValue& d = plan.values[dc.device];
+    if (d.bytes == 0) continue;
+    TSR_RETURN_IF_ERROR(plan.device->copy_to_device(device_buffer + d.offset, h.constant->data(), d.bytes)
+                            .with_context("uploading constant '" + h.name + "'"));
+  }
+  TSR_RETURN_IF_ERROR(plan.device->synchronize());
+  plan.device_arena = device_buffer;
+  return Status::ok();
+}
+
 Tensor plan_value_view(const Plan& plan, int id, uint8_t* arena, const std::vector<const Tensor*>& inputs,
                        const std::vector<const Tensor*>& outer) {
   const PlanValue& v = plan.values[id];
@@ -170,6 +186,7 @@ Status execute_plan(const Plan& plan, uint8_t* arena, const std::vector<const Te
   for (size_t i = 0; i < plan.values.size(); ++i)
     plan.views[i].set_data(home_of(plan, plan.values[i], arena, inputs, outer));
 
+  if (plan.device && !plan.device_arena) return internal_error("execute_plan: the plan's device arena is not bound");
   if (plan.profiling) ++plan.profiled_runs;
   for (size_t si = 0; si < plan.steps.size(); ++si) {
     const Step& st = plan.steps[si];

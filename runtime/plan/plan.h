@@ -19,16 +19,28 @@ namespace tessera {
 
 struct Plan;
 
+/// Where a value's bytes are: `home` says how they are found; `device` says in which memory
+/// (null: host memory; else the device backend that owns it). Device values are kArena
+/// values at `offset` in the plan's device arena, or kDeviceConstant: a plan constant
+/// uploaded once at prepare time to `offset` in the same device buffer (Plan::device_constants).
 struct PlanValue {
-  enum class Home { kConstant, kInput, kOuter, kArena };
+  enum class Home { kConstant, kInput, kOuter, kArena, kDeviceConstant };
   std::string name;
   DType dtype = DType::kUndefined;
   Shape shape;
   Home home = Home::kArena;
   std::shared_ptr<const Tensor> constant;  // kConstant
   int index = -1;                          // kInput: graph input #; kOuter: binding #
-  uint64_t offset = 0;                     // kArena: byte offset in the arena
-  uint64_t bytes = 0;                      // kArena: size in bytes
+  uint64_t offset = 0;                     // kArena, kDeviceConstant: byte offset in the (device) arena
+  uint64_t bytes = 0;                      // kArena, kDeviceConstant: size in bytes
+  Backend* device = nullptr;               // null: host memory
+};
+
+/// A plan constant that lives on the device: host value `host` is uploaded to device value
+/// `device` (a kDeviceConstant) when the session binds the plan's device arena.
+struct DeviceConstant {
+  int host = -1;
+  int device = -1;
 };
 
 /// An If whose condition is only known at run time: both branches are planned.
@@ -98,8 +110,9 @@ struct Step {
   std::unique_ptr<LoopStep> loop_step;  // control flow: Loop, Scan
   std::vector<int> inputs;              // plan value ids; -1 = omitted optional input
   std::vector<int> outputs;             // plan value ids; -1 = omitted optional output
-  uint64_t scratch_offset = 0;
+  uint64_t scratch_offset = 0;          // in the device arena when on_device
   uint64_t scratch_bytes = 0;
+  bool on_device = false;               // the kernel's backend is not host memory
   /// Built at plan time, pointing into Plan::views, so a run allocates nothing.
   mutable KernelContext ctx;
 };
@@ -117,6 +130,15 @@ struct Plan {
   /// One tensor view per value (dtype and shape fixed at plan time); execute_plan points
   /// them at the run's bytes.
   mutable std::vector<Tensor> views;
+  /// Device memory (see PlanValue::device). Only top-level plans use a device: If/Loop/Scan
+  /// bodies run on host-memory backends.
+  Backend* device = nullptr;             // the device backend, null when none is used
+  uint64_t device_arena_bytes = 0;       // device activations + device scratch, 256-aligned
+  uint64_t device_bytes = 0;             // device_arena_bytes + the device constants
+  std::vector<DeviceConstant> device_constants;
+  /// The device buffer (device_bytes bytes, from device->allocate) that execute_plan uses;
+  /// bound by bind_device_arena (the Session calls it once per plan).
+  mutable uint8_t* device_arena = nullptr;
   /// Profiling (Session::set_profiling): when true, execute_plan adds each top-level step's
   /// wall time in nanoseconds to step_ns[i] (sized like steps) and counts runs.
   bool profiling = false;
@@ -158,6 +180,11 @@ bool needs_input_values(const Status& s);
 /// sub-plan. Graph outputs are left in their homes (see output_tensor).
 Status execute_plan(const Plan& plan, uint8_t* arena, const std::vector<const Tensor*>& inputs,
                     const std::vector<const Tensor*>& outer = {});
+
+/// Copies the plan's device constants into `device_buffer` (plan.device_bytes bytes from
+/// plan.device->allocate) and binds it as plan.device_arena. Call once per plan, before the
+/// first execute_plan. Errors: the device's copy error.
+Status bind_device_arena(const Plan& plan, uint8_t* device_buffer);
 
 /// A view of plan value `id` after execute_plan (valid until the next run).
 Tensor plan_value_view(const Plan& plan, int id, uint8_t* arena, const std::vector<const Tensor*>& inputs,

@@ -16,6 +16,34 @@ namespace tessera {
 namespace {
 
 uint64_t align64(uint64_t x) { return (x + 63) / 64 * 64; }
+uint64_t align256(uint64_t x) { return (x + 255) / 256 * 256; }
+
+/// A step that moves one value between host memory and a device backend's memory.
+class CopyKernel final : public Kernel {
+ public:
+  CopyKernel(Backend* device, bool to_device) : device_(device), to_device_(to_device) {}
+  Status run(const KernelContext& ctx) const override {
+    const Tensor& src = ctx.input(0);
+    Tensor& dst = ctx.output(0);
+    if (src.nbytes() == 0) return Status::ok();
+    return to_device_ ? device_->copy_to_device(dst.data(), src.data(), src.nbytes())
+                      : device_->copy_to_host(dst.data(), src.data(), src.nbytes());
+  }
+
+ private:
+  Backend* device_;
+  bool to_device_;
+};
+
+/// The options with only the host-memory backends: If/Loop/Scan bodies are planned with
+/// them (their values live in slices of the parent's host arena).
+PlanOptions host_only(const PlanOptions& o) {
+  PlanOptions h = o;
+  h.backends.clear();
+  for (Backend* b : o.backends)
+    if (b->host_memory()) h.backends.push_back(b);
+  return h;
+}
 
 struct Scope {
   std::unordered_map<std::string, int> names;  // value name -> plan value id
@@ -26,8 +54,15 @@ class Planner {
  public:
   Planner(const PlanOptions& opt, Plan& plan, Planner* parent = nullptr, Scope* parent_scope = nullptr,
           std::vector<int>* outer_bindings = nullptr, int depth = 0)
-      : opt_(opt), plan_(plan), parent_(parent), parent_scope_(parent_scope), outer_bindings_(outer_bindings),
-        depth_(depth) {}
+      : opt_(opt), host_opt_(host_only(opt)), plan_(plan), parent_(parent), parent_scope_(parent_scope),
+        outer_bindings_(outer_bindings), depth_(depth) {
+    for (Backend* b : opt_.backends)
+      if (!b->host_memory()) {
+        device_ = b;  // the first device backend of the list; later ones are not used
+        break;
+      }
+    plan_.device = device_;
+  }
 
   /// Plans the graph inputs for these shapes. `dtypes`, if given, are the dtypes the inputs
   /// get (a Loop or Scan body's inputs take them from the node's inputs; an input declared
@@ -107,6 +142,7 @@ class Planner {
   Status plan_outputs(const Graph& g, Scope& scope) {
     for (int o : g.outputs) {
       TSR_ASSIGN_OR_RETURN(int id, lookup(g.values[o].name, scope));
+      TSR_ASSIGN_OR_RETURN(id, place(id, nullptr));  // graph outputs end on the host
       const Value& decl = g.values[o];
       const PlanValue& got = plan_.values[id];
       if (decl.dtype != DType::kUndefined && decl.dtype != got.dtype)
@@ -213,8 +249,11 @@ class Planner {
   /// a row of out's last dim (a bias), then an activation; each intermediate value read by
   /// that one node only. Fills `ep` (appending the Adds' other operands to `in_ids` and
   /// their facts to `extra`); returns the last node of the tail, or nullptr.
+  /// What each node of a tail contributes (find_tail's `roles`, one per ep.nodes entry).
+  enum class TailRole { kAddend, kColBias, kActivation, kScale, kShift };
+
   const Node* find_tail(const Graph& g, const Node& n, const ValueInfo& out, Scope& scope, Epilogue& ep,
-                        std::vector<int>& in_ids, std::vector<ValueInfo>& extra) {
+                        std::vector<int>& in_ids, std::vector<ValueInfo>& extra, std::vector<TailRole>& roles) {
     std::string v = g.values[n.outputs[0]].name;
     const Node* last = nullptr;
     const Node* c = sole_consumer(g, v);
@@ -234,6 +273,7 @@ class Planner {
       else if (row && z.shape != out.shape && ep.col_bias_input < 0) slot = &ep.col_bias_input;
       if (!slot) break;
       *slot = static_cast<int>(in_ids.size());
+      roles.push_back(slot == &ep.addend_input ? TailRole::kAddend : TailRole::kColBias);
       in_ids.push_back(id.value());
       ValueInfo info;
       info.dtype = z.dtype;
@@ -249,9 +289,36 @@ class Planner {
     if (c && fusable_activation(g, *c, scope, &act) && g.values[c->inputs[0]].name == v) {
       ep.act = act;
       ep.nodes.push_back(c);
+      roles.push_back(TailRole::kActivation);
       last = c;
+      // Then a Mul and/or an Add of a plan-time float scalar: act(x) * scale + shift.
+      for (const char* op : {"Mul", "Add"}) {
+        v = g.values[c->outputs[0]].name;
+        const Node* d = sole_consumer(g, v);
+        float k = 0;
+        if (!d || d->op_type != op || !scalar_operand(g, *d, v, scope, &k)) break;
+        if (op[0] == 'M') ep.act.scale = k;
+        else ep.act.shift = k;
+        ep.nodes.push_back(d);
+        roles.push_back(op[0] == 'M' ? TailRole::kScale : TailRole::kShift);
+        last = c = d;
+      }
     }
     return last;
+  }
+
+  /// For a binary node `d` reading value `v` once: the other operand, when it is a
+  /// plan-time float32 scalar (one element), in *k.
+  bool scalar_operand(const Graph& g, const Node& d, const std::string& v, Scope& scope, float* k) {
+    if (d.inputs.size() != 2 || d.inputs[0] < 0 || d.inputs[1] < 0) return false;
+    const bool first = g.values[d.inputs[0]].name == v, second = g.values[d.inputs[1]].name == v;
+    if (first == second) return false;
+    auto id = lookup(g.values[d.inputs[first ? 1 : 0]].name, scope);
+    if (!id.is_ok()) return false;
+    const PlanValue& z = plan_.values[id.value()];
+    if (z.home != PlanValue::Home::kConstant || z.dtype != DType::kFloat32 || z.constant->numel() != 1) return false;
+    *k = z.constant->data_as<float>()[0];
+    return true;
   }
 
   Result<int> lookup(const std::string& name, Scope& scope) {
@@ -261,6 +328,7 @@ class Planner {
     }
     if (parent_) {
       TSR_ASSIGN_OR_RETURN(int pid, parent_->lookup(name, *parent_scope_));
+      TSR_ASSIGN_OR_RETURN(pid, parent_->place(pid, nullptr));  // bodies read host memory
       const PlanValue& p = parent_->plan_.values[pid];
       PlanValue v;
       v.name = p.name;
@@ -284,7 +352,50 @@ class Planner {
     return not_found("value '" + name + "' is not defined");
   }
 
+  /// The id of value `id` in the memory of `where` (null: host). The first time a value is
+  /// needed elsewhere, adds a copy step (before the step being planned) or, for a plan
+  /// constant needed on the device, a device constant uploaded once per plan; later
+  /// consumers share that copy.
+  Result<int> place(int id, Backend* where) {
+    if (id < 0) return id;
+    const PlanValue& v = plan_.values[id];
+    if (v.device == where) return id;
+    auto& cache = where ? to_device_ : to_host_;
+    auto it = cache.find(id);
+    if (it != cache.end()) return it->second;
+    if (where && v.device)
+      return unimplemented("value '" + v.name + "' lives on " + v.device->name() + " and is needed on " + where->name() +
+                           "; copies between two devices are not supported");
+    PlanValue c;
+    c.name = v.name;
+    c.dtype = v.dtype;
+    c.shape = v.shape;
+    c.device = where;
+    c.bytes = static_cast<uint64_t>(shape_numel(v.shape).value()) * dtype_size(v.dtype);
+    const bool upload_constant = where && v.home == PlanValue::Home::kConstant;
+    c.home = upload_constant ? PlanValue::Home::kDeviceConstant : PlanValue::Home::kArena;
+    const std::string from = v.device ? v.device->name() : "cpu";
+    const std::string to = where ? where->name() : "cpu";
+    int cid = add_value(std::move(c));
+    if (upload_constant) {
+      plan_.device_constants.push_back({id, cid});
+    } else {
+      if (!current_node_) return internal_error("value '" + plan_.values[id].name + "' copied outside of a node");
+      Step step;
+      step.node = current_node_;
+      step.backend = where ? where->name() : plan_.values[id].device->name();
+      step.kernel = std::make_unique<CopyKernel>(where ? where : plan_.values[id].device, where != nullptr);
+      step.inputs = {id};
+      step.outputs = {cid};
+      plan_.placements.push_back(std::string(depth_ * 2, ' ') + "copy '" + plan_.values[id].name + "' " + from + " -> " + to);
+      plan_.steps.push_back(std::move(step));
+    }
+    cache.emplace(id, cid);
+    return cid;
+  }
+
   Status plan_node(const Graph& g, const Node& n, Scope& scope) {
+    current_node_ = &n;
     std::vector<int> in_ids;
     for (int i : n.inputs) {
       if (i < 0) {
@@ -295,6 +406,11 @@ class Planner {
       in_ids.push_back(id);
     }
     if (n.domain.empty() || n.domain == "ai.onnx") {
+      // Control flow runs in the executor, on host memory.
+      if (device_ && (n.op_type == "If" || n.op_type == "Loop" || n.op_type == "Scan"))
+        for (int& id : in_ids) {
+          TSR_ASSIGN_OR_RETURN(id, place(id, nullptr));
+        }
       if (n.op_type == "If") return plan_if(g, n, scope, in_ids);
       if (n.op_type == "Loop") return plan_loop(g, n, scope, in_ids);
       if (n.op_type == "Scan") return plan_scan(g, n, scope, in_ids);
@@ -356,6 +472,7 @@ class Planner {
     step.inputs = in_ids;
     CompileContext cctx{n, in_ptrs, out_info};
     cctx.threads = opt_.thread_pool ? opt_.thread_pool->num_threads() : 1;
+    Backend* where = nullptr;  // the chosen backend when its memory is not the host's
     // Fusion: a Conv/MatMul/Gemm with an elementwise tail goes to the first backend that
     // runs the node; if its kernel takes the tail, the tail's nodes are absorbed.
     const Node* tail_end = nullptr;
@@ -367,7 +484,8 @@ class Planner {
       std::vector<int> f_ids = in_ids;
       std::vector<ValueInfo> extra;
       extra.reserve(2);
-      find_tail(g, n, out_info[0], scope, ep, f_ids, extra);
+      std::vector<TailRole> roles;
+      find_tail(g, n, out_info[0], scope, ep, f_ids, extra, roles);
       // The longest prefix of the tail that the kernel takes (e.g. a Gemm with its own C
       // takes a residual Add but not a second bias).
       while (!ep.nodes.empty()) {
@@ -379,7 +497,10 @@ class Planner {
         for (Backend* b : opt_.backends) {
           if (!b->supports(cctx)) continue;
           TSR_ASSIGN_OR_RETURN(step.kernel, b->compile(fctx));
-          if (step.kernel) step.backend = b->name();
+          if (step.kernel) {
+            step.backend = b->name();
+            where = b->host_memory() ? nullptr : b;
+          }
           break;
         }
         if (step.kernel) {
@@ -391,17 +512,23 @@ class Planner {
           }
           break;
         }
-        // Drop the tail's last node: the activation, else the last Add (its operand was the
-        // last one appended).
-        if (ep.act.kind != FusedActivation::Kind::kNone) {
-          ep.act = FusedActivation{};
-        } else {
-          const int last_in = static_cast<int>(f_ids.size()) - 1;
-          if (ep.addend_input == last_in) ep.addend_input = -1;
-          if (ep.col_bias_input == last_in) ep.col_bias_input = -1;
-          f_ids.pop_back();
-          extra.pop_back();
+        // Drop the tail's last node and what it contributed.
+        switch (roles.back()) {
+          case TailRole::kShift: ep.act.shift = 0.f; break;
+          case TailRole::kScale: ep.act.scale = 1.f; break;
+          case TailRole::kActivation: ep.act = FusedActivation{}; break;
+          case TailRole::kAddend:
+          case TailRole::kColBias: {
+            // Its operand was the last one appended.
+            const int last_in = static_cast<int>(f_ids.size()) - 1;
+            if (ep.addend_input == last_in) ep.addend_input = -1;
+            if (ep.col_bias_input == last_in) ep.col_bias_input = -1;
+            f_ids.pop_back();
+            extra.pop_back();
+            break;
+          }
         }
+        roles.pop_back();
         ep.nodes.pop_back();
       }
     }
@@ -410,12 +537,18 @@ class Planner {
         if (!b->supports(cctx)) continue;
         TSR_ASSIGN_OR_RETURN(step.kernel, b->compile(cctx));
         step.backend = b->name();
+        where = b->host_memory() ? nullptr : b;
         break;
       }
     }
     if (!step.kernel)
       return unimplemented(n.describe() + ": no backend can run op " + n.op_type + " with these inputs");
     step.scratch_bytes = step.kernel->scratch_bytes();
+    step.on_device = where != nullptr;
+    if (device_)  // inputs in the memory of the chosen backend (copy steps go before this one)
+      for (int& id : step.inputs) {
+        TSR_ASSIGN_OR_RETURN(id, place(id, where));
+      }
     for (size_t i = 0; i < n.outputs.size(); ++i) {
       if (n.outputs[i] < 0) {
         step.outputs.push_back(-1);
@@ -428,6 +561,7 @@ class Planner {
       pv.shape = out_info[i].shape;
       pv.home = PlanValue::Home::kArena;
       pv.bytes = static_cast<uint64_t>(shape_numel(pv.shape).value()) * dtype_size(pv.dtype);
+      pv.device = where;
       int id = add_value(std::move(pv));
       scope.names[plan_.values[id].name] = id;
       step.outputs.push_back(id);
@@ -485,7 +619,7 @@ class Planner {
     for (int k = 0; k < 2; ++k) {
       auto sub_plan = std::make_unique<Plan>();
       std::vector<int> bindings;
-      Planner sub(opt_, *sub_plan, this, &scope, &bindings, depth_ + 1);
+      Planner sub(host_opt_, *sub_plan, this, &scope, &bindings, depth_ + 1);
       Scope root;
       const Graph& b = *branches[k];
       Status s = sub.plan_nodes(b, root);
@@ -550,7 +684,7 @@ class Planner {
       return internal_error(n.describe() + ": body input count was not checked");
     BodyPlan bp;
     bp.plan = std::make_unique<Plan>();
-    Planner sub(opt_, *bp.plan, this, &scope, &bp.bindings, depth_ + 1);
+    Planner sub(host_opt_, *bp.plan, this, &scope, &bp.bindings, depth_ + 1);
     Scope root;
     Status s = sub.plan_inputs(body, shapes, root, values, &dtypes);
     if (s.is_ok()) s = sub.plan_nodes(body, root);
@@ -1037,6 +1171,10 @@ class Planner {
   }
 
   const PlanOptions& opt_;
+  PlanOptions host_opt_;          // opt_ without device backends: for sub-plans
+  Backend* device_ = nullptr;     // the device backend of this plan (top level only)
+  const Node* current_node_ = nullptr;  // the node being planned (copy steps report it)
+  std::unordered_map<int, int> to_device_, to_host_;  // value id -> its copy
   Plan& plan_;
   std::unordered_set<const Node*> absorbed_;      // nodes fused into an earlier step
   std::unordered_map<const Graph*, Uses> uses_;   // per graph, made on first use
@@ -1072,36 +1210,53 @@ Status Planner::finish() {
     int start, end;
     uint64_t* offset;
   };
-  std::vector<Block> blocks;
+  // Host and device memory are two arenas, each placed the same way.
+  std::vector<Block> blocks, device_blocks;
   for (size_t i = 0; i < nv; ++i) {
     PlanValue& v = plan_.values[i];
     if (v.home != PlanValue::Home::kArena) continue;
     int s = first[i] < 0 ? 0 : first[i];
-    blocks.push_back({align64(v.bytes), s, std::max(s, last[i]), &v.offset});
+    (v.device ? device_blocks : blocks).push_back({align64(v.bytes), s, std::max(s, last[i]), &v.offset});
   }
   for (int s = 0; s < nsteps; ++s) {
     Step& st = plan_.steps[s];
-    if (st.scratch_bytes) blocks.push_back({align64(st.scratch_bytes), s, s, &st.scratch_offset});
+    if (st.scratch_bytes)
+      (st.on_device ? device_blocks : blocks).push_back({align64(st.scratch_bytes), s, s, &st.scratch_offset});
   }
-  std::stable_sort(blocks.begin(), blocks.end(), [](const Block& a, const Block& b) { return a.bytes > b.bytes; });
-  std::vector<const Block*> placed;
-  uint64_t peak = 0;
-  for (Block& b : blocks) {
-    // Lowest offset that does not collide with a placed block alive at the same time.
-    std::vector<std::pair<uint64_t, uint64_t>> busy;
-    for (const Block* p : placed)
-      if (p->start <= b.end && b.start <= p->end) busy.emplace_back(*p->offset, *p->offset + p->bytes);
-    std::sort(busy.begin(), busy.end());
-    uint64_t off = 0;
-    for (const auto& [lo, hi] : busy) {
-      if (off + b.bytes <= lo) break;
-      off = std::max(off, hi);
+  auto place_blocks = [](std::vector<Block>& bl) {
+    std::stable_sort(bl.begin(), bl.end(), [](const Block& a, const Block& b) { return a.bytes > b.bytes; });
+    std::vector<const Block*> placed;
+    uint64_t peak = 0;
+    for (Block& b : bl) {
+      // Lowest offset that does not collide with a placed block alive at the same time.
+      std::vector<std::pair<uint64_t, uint64_t>> busy;
+      for (const Block* p : placed)
+        if (p->start <= b.end && b.start <= p->end) busy.emplace_back(*p->offset, *p->offset + p->bytes);
+      std::sort(busy.begin(), busy.end());
+      uint64_t off = 0;
+      for (const auto& [lo, hi] : busy) {
+        if (off + b.bytes <= lo) break;
+        off = std::max(off, hi);
+      }
+      *b.offset = off;
+      peak = std::max(peak, off + b.bytes);
+      placed.push_back(&b);
     }
-    *b.offset = off;
-    peak = std::max(peak, off + b.bytes);
-    placed.push_back(&b);
+    return peak;
+  };
+  plan_.arena_bytes = place_blocks(blocks);
+  if (device_) {
+    plan_.device_arena_bytes = align256(place_blocks(device_blocks));
+    uint64_t off = plan_.device_arena_bytes;  // constants follow the activations
+    for (const DeviceConstant& dc : plan_.device_constants) {
+      PlanValue& v = plan_.values[dc.device];
+      v.offset = off;
+      off += align256(v.bytes);
+    }
+    plan_.device_bytes = off;
+    // Every node fell back to host backends: the plan needs no device memory at all.
+    if (plan_.device_bytes == 0) plan_.device = nullptr;
   }
-  plan_.arena_bytes = peak;
 
   // Views and kernel contexts, built once.
   plan_.views.resize(nv);

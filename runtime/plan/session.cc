@@ -17,7 +17,16 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
 }
 }  // namespace
 
-Session::~Session() = default;
+Session::~Session() {
+  plan_.reset();
+  free_device_arena();
+}
+
+void Session::free_device_arena() {
+  if (device_arena_owner_ && device_arena_) device_arena_owner_->deallocate(device_arena_);
+  device_arena_ = nullptr;
+  device_arena_owner_ = nullptr;
+}
 
 Result<std::unique_ptr<Session>> Session::load(const std::string& path, const SessionOptions& options) {
   auto t0 = std::chrono::steady_clock::now();
@@ -87,7 +96,24 @@ Status Session::prepare_locked(const std::vector<Shape>& input_shapes, const std
   po.fuse = options_.fusion;
   plan_.reset();
   arena_ = Tensor();
+  free_device_arena();
   TSR_ASSIGN_OR_RETURN(plan_, plan_graph(model_->graph, input_shapes, po, values));
+  if (plan_->device && plan_->device_bytes) {
+    // One device allocation per plan (activations, scratch, then the weights, uploaded now).
+    Result<void*> buf = plan_->device->allocate(plan_->device_bytes);
+    if (!buf.is_ok()) {
+      plan_.reset();
+      return buf.status().with_context("allocating the device arena");
+    }
+    device_arena_ = buf.value();
+    device_arena_owner_ = plan_->device;
+    Status up = bind_device_arena(*plan_, static_cast<uint8_t*>(device_arena_));
+    if (!up.is_ok()) {
+      plan_.reset();
+      free_device_arena();
+      return up;
+    }
+  }
   uint64_t limit = options_.max_arena_bytes;
   if (limit == 0) limit = static_cast<uint64_t>(::sysconf(_SC_PHYS_PAGES)) * static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
   if (plan_->arena_bytes > limit) {
@@ -144,6 +170,9 @@ Result<std::vector<Tensor>> Session::run(const std::vector<std::pair<std::string
   }
   uint8_t* arena = arena_.data_as<uint8_t>();
   TSR_RETURN_IF_ERROR(execute_plan(*plan_, arena, bound));
+  // One wait per run for the device's queue (a failed kernel surfaces here). Graph outputs
+  // were copied to the host by the plan's last copy steps.
+  if (plan_->device) TSR_RETURN_IF_ERROR(plan_->device->synchronize());
   std::vector<Tensor> outs;
   for (int id : plan_->outputs) {
     Tensor view = plan_value_view(*plan_, id, arena, bound);
@@ -163,6 +192,8 @@ PlanStats Session::plan_stats() const {
   st.folded_nodes = plan_->folded_nodes;
   st.plan_ms = plan_ms_;
   st.placements = plan_->placements;
+  if (plan_->device) st.device = plan_->device->name();
+  st.device_bytes = plan_->device_bytes;
   return st;
 }
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """ONNX conformance: runs the ONNX backend node tests through the `tessera` CLI.
 
-    run_node_tests.py --tessera BIN [--backend cpu] [--data-dir DIR] [--work-dir DIR]
+    run_node_tests.py --tessera BIN [--backend cpu] [--data-dir DIR] [--work-dir DIR] [--time-limit S]
                       [--filter REGEX] [--jobs N] [--json-out F] [--md-out F]
 
 Each node test is a folder with model.onnx and test_data_set_*/{input,output}_*.pb. For
@@ -208,6 +208,9 @@ def compare(got, want, rtol, atol):
 def run_test(args, name, test_dir, work_root):
     """Returns a result dict for one node test."""
     res = {"test": name, "op": None, "status": None, "reason": ""}
+    if args.time_limit and time.time() > args.deadline:
+        res.update(status="skipped", reason=f"not run: the {args.time_limit:g} s time limit was reached")
+        return res
     model_path = os.path.join(test_dir, "model.onnx")
     try:
         model = onnx.load(model_path)
@@ -239,6 +242,8 @@ def run_test(args, name, test_dir, work_root):
             # (bfloat16, float8, int4 included); the test's own input_*.pb go in unchanged.
             cmd = [args.tessera, "run", tsr, "--backend", args.backend, "-o", os.path.join(work, ds),
                    "--output-format", "pb"]
+            if args.backend != "cpu":
+                cmd.append("--verbose")  # the placements: did the node run on the backend?
             for k, in_name in enumerate(in_names):
                 pb = os.path.join(ds_dir, f"input_{k}.pb")
                 if not os.path.exists(pb):
@@ -249,6 +254,8 @@ def run_test(args, name, test_dir, work_root):
             if st != "ok":
                 classify_error(res, st, out, "run")
                 return res
+            if args.backend != "cpu":
+                res["on_backend"] = res.get("on_backend", False) or f"-> {args.backend}" in out
             for k, out_name in enumerate(out_names):
                 declared = model.graph.output[k].type.tensor_type.elem_type
                 want = comparable(onnx.load_tensor(os.path.join(ds_dir, f"output_{k}.pb")), declared)
@@ -313,7 +320,10 @@ def main():
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--json-out", default=None)
     ap.add_argument("--md-out", default=None)
+    ap.add_argument("--time-limit", type=float, default=0,
+                    help="seconds; tests not started by then are reported as skipped (0: no limit)")
     args = ap.parse_args()
+    args.deadline = time.time() + args.time_limit
 
     data_dir = args.data_dir or default_data_dir()
     if not os.path.isdir(data_dir):
@@ -340,6 +350,12 @@ def main():
     summary = (f"conformance ({args.backend}, onnx {onnx.__version__}): {counts['passed']} passed, "
                f"{counts['failed']} failed, {counts['unsupported']} unsupported, {counts['skipped']} skipped, "
                f"out of {len(results)}")
+    if args.backend != "cpu":
+        on = sum(1 for r in results if r["status"] == "passed" and r.get("on_backend"))
+        summary += f"; {on} of the passed ran at least one node on {args.backend} (the rest fell back to the CPU)"
+    timed_out = sum(1 for r in results if r["status"] == "skipped" and "time limit" in r["reason"])
+    if timed_out:
+        summary += f"; {timed_out} not run (time limit)"
     eligible = len(results) - counts["skipped"]
     rate = f"{100.0 * counts['passed'] / eligible:.1f}%" if eligible else "n/a"
     if args.json_out:

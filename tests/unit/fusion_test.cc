@@ -340,3 +340,56 @@ TEST(Fusion, GemmWithItsOwnCTakesNoBiasRowButTakesTheResidual) {
 
 }  // namespace
 }  // namespace tessera
+
+namespace tessera {
+namespace {
+
+TEST(Fusion, ActivationThenScalarMulAndAddFuse) {
+  // Conv -> HardSwish -> Mul(scale) -> Add(shift): PP-OCR's learnable affine block.
+  std::mt19937 rng(14);
+  for (int variant = 0; variant < 3; ++variant) {
+    Built b = conv_graph(6, 16, 9, 3, 1, false, "HardSwish", rng);
+    Graph& g = b.g;
+    int cur = g.outputs[0];
+    auto scalar_const = [&](const std::string& name, float v) {
+      Tensor t = Tensor::allocate(DType::kFloat32, {1}).value();
+      t.data_as<float>()[0] = v;
+      return add_const(g, name, t);
+    };
+    const int m = g.add_value(val("scaled"));
+    g.nodes.push_back(node("Mul", {variant == 1 ? scalar_const("s", 1.7f) : cur, variant == 1 ? cur : scalar_const("s", 1.7f)},
+                           {m}, "mul"));
+    cur = m;
+    if (variant != 2) {
+      const int a = g.add_value(val("shifted"));
+      g.nodes.push_back(node("Add", {cur, scalar_const("t", -0.3f)}, {a}, "add_shift"));
+      cur = a;
+    }
+    g.outputs = {cur};
+    for (int threads : {1, 2}) {
+      Ran fused = run(b, true, threads), plain = run(b, false, threads);
+      EXPECT_EQ(fused.placements.size(), 1u) << "variant " << variant << ": " << fused.placements[0];
+      expect_close(fused, plain, "affine variant " + std::to_string(variant));
+    }
+  }
+}
+
+TEST(Fusion, MulByARunTimeScalarIsNotFused) {
+  std::mt19937 rng(15);
+  Built b = conv_graph(4, 8, 5, 3, 1, false, "Relu", rng);
+  Graph& g = b.g;
+  const int s = g.add_value(val("s_input", DType::kFloat32));
+  g.inputs.push_back(s);
+  b.shapes.push_back({1});
+  b.inputs.push_back(random({1}, rng));
+  const int m = g.add_value(val("scaled"));
+  g.nodes.push_back(node("Mul", {g.outputs[0], s}, {m}, "mul"));
+  g.outputs = {m};
+  Ran fused = run(b, true, 1), plain = run(b, false, 1);
+  ASSERT_EQ(fused.placements.size(), 2u);
+  EXPECT_NE(fused.placements[1].find("Mul node 'mul'"), std::string::npos);
+  expect_close(fused, plain, "run-time scalar");
+}
+
+}  // namespace
+}  // namespace tessera

@@ -73,6 +73,7 @@ void ukernel_8x12(int64_t kc, const float* a, const float* b, float* c, int64_t 
   }
 #pragma GCC unroll 8
   for (int i = 0; i < kMr; ++i) {
+    if (i >= ep.rows) break;  // an edge tile: rows past it hold products of A's zero padding
     float* ci = c + i * ldc;
     const float32x4_t rb = ep.row_bias ? vdupq_n_f32(ep.row_bias[i]) : zero;
     const float* zi = ep.addend ? ep.addend + i * ep.ld_addend : nullptr;

@@ -26,6 +26,7 @@
 // Y[o] = sum over the tap combinations of prod(weights) * X[taps] (in double).
 #include <array>
 #include <cmath>
+#include <cstring>
 
 #include "backends/cpu/ref/ref_kernels.h"
 #include "backends/cpu/ref/resize_kernel.h"
@@ -36,13 +37,7 @@ namespace {
 
 using P = ResizeParams;
 
-// The taps of one dim: for output index o, taps entries idx[o * taps + j], w[o * taps + j].
-struct AxisTaps {
-  int taps = 1;
-  std::vector<int64_t> idx;
-  std::vector<float> w;
-  std::vector<uint8_t> outside;  // per o: x falls outside the input (tf_crop_and_resize)
-};
+using AxisTaps = ResizeAxisTaps;
 
 double original_coordinate(const P& p, size_t d, int64_t o) {
   const double in = static_cast<double>(p.in[d]), out = static_cast<double>(p.out[d]), scale = p.scales[d];
@@ -174,6 +169,8 @@ AxisTaps axis_taps(const P& p, size_t d) {
 
 }  // namespace
 
+ResizeAxisTaps resize_axis_taps(const ResizeParams& p, size_t d) { return axis_taps(p, d); }
+
 Result<std::unique_ptr<Kernel>> make_resize_kernel(const ResizeParams& p) {
   const int rank = static_cast<int>(p.in.size());
   if (rank < 1 || static_cast<size_t>(rank) > kMaxResizeRank) return internal_error("Resize: bad rank");
@@ -184,6 +181,38 @@ Result<std::unique_ptr<Kernel>> make_resize_kernel(const ResizeParams& p) {
   const std::vector<int64_t> in_strides = contiguous_strides(p.in);
   const Shape out_shape = p.out;
   const float extrapolation = p.extrapolation_value;
+  if (p.mode == P::Mode::kNearest && p.coord != P::Coord::kTfCropAndResize) {
+    // Nearest without extrapolation is a gather by the same one-tap tables: each output
+    // row (the last dim) reads one input row through the last dim's index table, and an
+    // output row whose input row is the previous one's (upsampling) copies that row.
+    return make_fn_kernel([=](const KernelContext& k) {
+      const float* x = k.input(0).data_as<float>();
+      float* y = k.output(0).data_as<float>();
+      const int64_t inner = out_shape[rank - 1];
+      const int64_t* last_idx = axes[rank - 1].idx.data();
+      int64_t rows = 1;
+      for (int d = 0; d + 1 < rank; ++d) rows *= out_shape[d];
+      std::array<int64_t, kMaxResizeRank> o{};
+      int64_t prev_base = -1;
+      for (int64_t r = 0; r < rows && inner > 0; ++r) {
+        int64_t base = 0;
+        for (int d = 0; d + 1 < rank; ++d) base += axes[d].idx[static_cast<size_t>(o[d])] * in_strides[d];
+        float* yr = y + r * inner;
+        if (base == prev_base) {
+          std::memcpy(yr, yr - inner, static_cast<size_t>(inner) * sizeof(float));
+        } else {
+          const float* xr = x + base;
+          for (int64_t i = 0; i < inner; ++i) yr[i] = xr[last_idx[i]];
+        }
+        prev_base = base;
+        for (int d = rank - 2; d >= 0; --d) {
+          if (++o[d] < out_shape[d]) break;
+          o[d] = 0;
+        }
+      }
+      return Status::ok();
+    });
+  }
   return make_fn_kernel([=](const KernelContext& k) {
     const float* x = k.input(0).data_as<float>();
     float* y = k.output(0).data_as<float>();

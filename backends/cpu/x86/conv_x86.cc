@@ -57,6 +57,7 @@ constexpr int64_t kColTileFloats = 64 * 1024;  // target K x NB of one col tile 
 constexpr int64_t kMinTile = 128, kMaxTile = 4096;
 
 inline size_t align64(size_t bytes) { return (bytes + 63) / 64 * 64; }
+inline int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 
 using ref::valid_range;
 
@@ -142,6 +143,7 @@ class ConvKernel final : public Kernel {
   int64_t tile = 0, tiles_per_plane = 0, tasks = 0;
   int threads = 1;
   cpu::SgemmIsa isa = cpu::SgemmIsa::kAuto;
+  cpu::SgemmBlocking blocking;  // the ISA path's NR and KC: im2col writes packed B
   size_t col_bytes = 0, gemm_bytes = 0, slot_bytes = 0, scratch = 0;
 
   size_t scratch_bytes() const override { return scratch; }
@@ -212,9 +214,8 @@ class ConvKernel final : public Kernel {
       a.b = xg + j0;
       a.ldb = in_size;
     } else {
-      parallel_for(pool, k_rows, [&](int64_t lo, int64_t hi) { im2col(xg, j0, nb, lo, hi, col); });
-      a.b = col;
-      a.ldb = nb;
+      parallel_for(pool, k_rows, [&](int64_t lo, int64_t hi) { im2col(xg, j0, nb, lo, hi, col, blocking); });
+      a.packed_b = col;  // im2col wrote sgemm's packed-B layout
     }
     float* yt = y + (n * m_out + gi * mg) * out_size + j0;
     a.c = yt;
@@ -232,7 +233,13 @@ class ConvKernel final : public Kernel {
   // Rows [r0, r1) of the col tile for output columns [j0, j0 + nb):
   //   col[r, j] = X[c, o(j0 + j) * stride - pad_begin + k * dilation], r = (c, k) row-major.
   // The last spatial dim is walked as contiguous runs; the outer dims pick the input row.
-  void im2col(const float* xg, int64_t j0, int64_t nb, int64_t r0, int64_t r1, float* col) const {
+  //
+  // With `packed` (pack.nr > 0), each row is built in a stack buffer and written straight
+  // into sgemm's packed-B panel layout (see sgemm_pack_b: per KC block of rows, NR-wide
+  // panels, zero-padded), so sgemm reads it as packed_b and B is copied once, not twice.
+  void im2col(const float* xg, int64_t j0, int64_t nb, int64_t r0, int64_t r1, float* col,
+              const cpu::SgemmBlocking& pack = {}) const {
+    alignas(64) float rowbuf[kMaxTile];
     const int last = nd - 1;
     const int64_t ow = g.out[last], iw = g.in[last], sw = g.strides[last], dw = g.dilations[last], pw = g.pads_begin[last];
     const int64_t row0 = j0 / ow;  // first outer output position (flattened over dims < last)
@@ -253,7 +260,7 @@ class ConvKernel final : public Kernel {
         kr /= g.kernel[d];
       }
       const float* xc = xg + c * in_size;
-      float* dst = col + r * nb;
+      float* dst = pack.nr > 0 ? rowbuf : col + r * nb;
       int64_t lo, hi;
       valid_range(iw, ow, sw, pw, k[last] * dw, &lo, &hi);
       const int64_t xoff = k[last] * dw - pw;
@@ -294,6 +301,16 @@ class ConvKernel final : public Kernel {
         j += e - a;
         ++orow;
         if (last > 0) next_index(o, g.out, last);
+      }
+      if (pack.nr > 0) {
+        const int64_t nr = pack.nr, pc = r / pack.kc * pack.kc, kc = std::min<int64_t>(pack.kc, k_rows - pc);
+        float* base = col + pc * round_up(nb, nr) + (r - pc) * nr;
+        for (int64_t j0p = 0; j0p < nb; j0p += nr) {
+          float* panel_row = base + (j0p / nr) * kc * nr;
+          const int64_t cols = std::min(nr, nb - j0p);
+          std::memcpy(panel_row, rowbuf + j0p, static_cast<size_t>(cols) * sizeof(float));
+          for (int64_t q = cols; q < nr; ++q) panel_row[q] = 0.f;
+        }
       }
     }
   }
@@ -402,7 +419,9 @@ Result<std::unique_ptr<Kernel>> make_Conv(const CompileContext& ctx) {
                         kern->isa, kern->packed_w.get() + static_cast<size_t>(gi) * kern->packed_w_group_floats);
   }
   kern->per_thread = threads == 1 || kern->tasks >= 2 * threads;
-  kern->col_bytes = pointwise ? 0 : align64(static_cast<size_t>(kern->k_rows * tile) * sizeof(float));
+  kern->blocking = cpu::sgemm_blocking(kern->isa);
+  kern->col_bytes =
+      pointwise ? 0 : align64(static_cast<size_t>(kern->k_rows * round_up(tile, kern->blocking.nr)) * sizeof(float));
   if (kern->per_thread) {
     kern->gemm_bytes = align64(cpu::sgemm_scratch_bytes(kern->mg, tile, kern->k_rows, 1, kern->isa));
     kern->slot_bytes = kern->col_bytes + kern->gemm_bytes;

@@ -7,8 +7,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <utility>
 
 #include "backends/cpu/thread_pool.h"
+#include "backends/cpu/x86/elementwise_x86.h"
 #include "backends/cpu/x86/fused_tail.h"
 #include "backends/cpu/x86/sgemm.h"
 #include "backends/cpu/x86/x86_kernels.h"
@@ -124,7 +126,17 @@ KernelFactory find_x86_kernel(const std::string& op_type) {
   if (op_type == "MatMul") return &make_MatMul;
   if (op_type == "Gemm") return &make_Gemm;
   if (op_type == "Conv") return &make_Conv;
-  return nullptr;
+  // pool_x86.cc, softmax_x86.cc, norm_x86.cc, reduce_x86.cc, transpose_x86.cc, resize_x86.cc
+  static const std::pair<const char*, KernelFactory> kMore[] = {
+      {"MaxPool", &make_MaxPool},       {"AveragePool", &make_AveragePool}, {"GlobalMaxPool", &make_GlobalMaxPool},
+      {"GlobalAveragePool", &make_GlobalAveragePool}, {"Softmax", &make_Softmax}, {"LogSoftmax", &make_LogSoftmax},
+      {"LayerNormalization", &make_LayerNormalization}, {"ReduceSum", &make_ReduceSum},
+      {"ReduceMean", &make_ReduceMean}, {"ReduceMax", &make_ReduceMax}, {"Transpose", &make_Transpose},
+      {"Resize", &make_Resize}};
+  for (const auto& [name, f] : kMore)
+    if (op_type == name) return f;
+  if (op_type == "ConvTranspose") return &make_ConvTranspose;
+  return find_x86_elementwise_kernel(op_type);
 }
 #endif
 

@@ -26,7 +26,7 @@ void ukernel_generic(int64_t kc, const float* a, const float* b, float* c, int64
     a += kGenMr;
     b += kGenNr;
   }
-  for (int i = 0; i < kGenMr; ++i) {
+  for (int i = 0; i < kGenMr && i < ep.rows; ++i) {
     for (int j = 0; j < kGenNr; ++j) {
       float r = ep.alpha * acc[i][j] + (ep.bias ? ep.bias[j] : 0.f);
       if (ep.beta != 0.f) r += ep.beta * c[i * ldc + j];
@@ -197,20 +197,25 @@ void sgemm_part(const SgemmArgs& g, const SgemmKernelInfo& ki, const ScratchLayo
               ep.ld_addend = g.ld_addend;
               if (!post_act) ep.act = g.act;
             }
-            if (rows == mr && cols == nr) {
+            if (cols == nr) {
+              // Full width (all or the first `rows` rows): the micro-kernel writes C.
+              ep.rows = static_cast<int>(rows);
               ki.kernel(kc, apanel, bpanel, c, g.ldc, ep);
             } else {
-              // Edge tile: products into the local tile, then the epilogue on the valid part.
+              // Edge columns: products into the local tile, then the epilogue on the valid
+              // part, row by row.
               ki.kernel(kc, apanel, bpanel, tile, nr, SgemmEpilogue{});
               for (int64_t i = 0; i < rows; ++i) {
                 float* ci = c + i * g.ldc;
+                const float* ti = tile + i * nr;
+                const float rb = ep.row_bias ? ep.row_bias[i] : 0.f;
+                const float* zi = ep.addend ? ep.addend + i * ep.ld_addend : nullptr;
                 for (int64_t j = 0; j < cols; ++j) {
-                  float r = ep.alpha * tile[i * nr + j] + (ep.bias ? ep.bias[j] : 0.f);
+                  float r = ep.alpha * ti[j] + (ep.bias ? ep.bias[j] : 0.f);
                   if (ep.beta != 0.f) r += ep.beta * ci[j];
-                  if (ep.row_bias) r += ep.row_bias[i];
-                  if (ep.addend) r += ep.addend[i * ep.ld_addend + j];
-                  ci[j] = ep.act.apply(r);
+                  ci[j] = r + rb + (zi ? zi[j] : 0.f);
                 }
+                ep.act.apply(ci, cols);
               }
             }
             if (last && post_act)
@@ -280,6 +285,11 @@ void sgemm_pack_b(const float* b, int64_t ldb, bool trans_b, int64_t k, int64_t 
     const int64_t kc = std::min<int64_t>(ki.kc, k - pc);
     pack_b(b + pc * rs, rs, cs, kc, n, ki.nr, dst + pc * round_up(n, ki.nr));
   }
+}
+
+SgemmBlocking sgemm_blocking(SgemmIsa isa) {
+  const SgemmKernelInfo ki = kernel_for(isa);
+  return {ki.mr, ki.nr, ki.kc};
 }
 
 size_t sgemm_packed_a_floats(int64_t m, int64_t k, SgemmIsa isa) {

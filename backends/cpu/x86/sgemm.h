@@ -81,6 +81,13 @@ struct SgemmArgs {
   FusedActivation act;
 };
 
+/// The register and cache blocking of an ISA path: MR x NR micro-tiles, KC-deep blocks
+/// (what the packed layouts of sgemm_pack_a and sgemm_pack_b are cut by).
+struct SgemmBlocking {
+  int mr = 0, nr = 0, kc = 0;
+};
+SgemmBlocking sgemm_blocking(SgemmIsa isa = SgemmIsa::kAuto);
+
 /// Floats sgemm_pack_a writes for an m x k op(A): round_up(m, MR of the path) * k.
 size_t sgemm_packed_a_floats(int64_t m, int64_t k, SgemmIsa isa = SgemmIsa::kAuto);
 

@@ -53,6 +53,7 @@ void ukernel_6x16(int64_t kc, const float* a, const float* b, float* c, int64_t 
   const __m256 bias0 = ep.bias ? _mm256_loadu_ps(ep.bias) : zero, bias1 = ep.bias ? _mm256_loadu_ps(ep.bias + 8) : zero;
 #pragma GCC unroll 6
   for (int i = 0; i < kMr; ++i) {
+    if (i >= ep.rows) break;
     float* ci = c + i * ldc;
     const __m256 rb = ep.row_bias ? _mm256_set1_ps(ep.row_bias[i]) : zero;
     const float* zi = ep.addend ? ep.addend + i * ep.ld_addend : nullptr;

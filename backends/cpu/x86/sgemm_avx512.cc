@@ -55,6 +55,7 @@ void ukernel_14x32(int64_t kc, const float* a, const float* b, float* c, int64_t
   const __m512 bias0 = ep.bias ? _mm512_loadu_ps(ep.bias) : zero, bias1 = ep.bias ? _mm512_loadu_ps(ep.bias + 16) : zero;
 #pragma GCC unroll 14
   for (int i = 0; i < kMr; ++i) {
+    if (i >= ep.rows) break;
     float* ci = c + i * ldc;
     const __m512 rb = ep.row_bias ? _mm512_set1_ps(ep.row_bias[i]) : zero;
     const float* zi = ep.addend ? ep.addend + i * ep.ld_addend : nullptr;

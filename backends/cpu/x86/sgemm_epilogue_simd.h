@@ -1,7 +1,8 @@
 // Internal to the SGEMM micro-kernels (sgemm_avx512.cc, sgemm_avx2.cc): the epilogue of one
 // vector of a C row, written once over a vector-traits type V so that every ISA file applies
 // the same terms in the same order (see SgemmEpilogue):
-//   r = alpha * acc + bias[j]; r += beta * C; r += row_bias[i]; r += addend[i][j]; r = act(r)
+//   r = alpha * acc + bias[j]; r += beta * C; r += row_bias[i]; r += addend[i][j]; r = act(r);
+//   r = r * scale + shift (the activation's optional affine map)
 // Activations follow their ONNX ops (FusedActivation), NaN-propagating like the reference
 // kernels: max/min are ordered so that a NaN r is returned (x86 MAXPS/MINPS return the
 // second operand when either is NaN). HardSwish divides by 6 as the reference does.
@@ -18,14 +19,14 @@ template <class V>
 struct EpilogueSimd {
   using T = typename V::T;
   using K = FusedActivation::Kind;
-  T alpha, beta, p0, p1, six, half, one, zero;
+  T alpha, beta, p0, p1, six, half, one, zero, scale, shift;
   K act;
-  bool read_c;
+  bool read_c, affine;
 
   explicit EpilogueSimd(const SgemmEpilogue& ep)
       : alpha(V::set1(ep.alpha)), beta(V::set1(ep.beta)), p0(V::set1(ep.act.alpha)), p1(V::set1(ep.act.beta)),
-        six(V::set1(6.f)), half(V::set1(0.5f)), one(V::set1(1.f)), zero(V::zero()), act(ep.act.kind),
-        read_c(ep.beta != 0.f) {}
+        six(V::set1(6.f)), half(V::set1(0.5f)), one(V::set1(1.f)), zero(V::zero()), scale(V::set1(ep.act.scale)),
+        shift(V::set1(ep.act.shift)), act(ep.act.kind), read_c(ep.beta != 0.f), affine(ep.act.has_affine()) {}
 
   /// The activation (only the kinds kernel_applies() accepts).
   inline T activate(T r) const {
@@ -47,7 +48,9 @@ struct EpilogueSimd {
     if (read_c) r = V::fmadd(beta, V::load(c), r);
     r = V::add(r, rb);
     if (z) r = V::add(r, V::load(z));
-    V::store(c, activate(r));
+    r = activate(r);
+    if (affine) r = V::fmadd(r, scale, shift);
+    V::store(c, r);
   }
 };
 

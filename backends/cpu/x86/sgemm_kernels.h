@@ -23,6 +23,9 @@ struct SgemmEpilogue {
   const float* addend = nullptr;
   int64_t ld_addend = 0;
   FusedActivation act;
+  /// Rows of the tile to write (1..MR): an edge tile of C with fewer rows is written in
+  /// place (rows past it are computed, from the zero padding of the packed A, and dropped).
+  int rows = 1 << 30;
 };
 
 /// True if the micro-kernels apply `k` in registers.

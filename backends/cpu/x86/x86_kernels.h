@@ -18,12 +18,35 @@ Result<std::unique_ptr<Kernel>> make_Gemm(const CompileContext& ctx);
 /// depthwise-like 2-D convs (fewer than 4 output channels per group).
 Result<std::unique_ptr<Kernel>> make_Conv(const CompileContext& ctx);
 
+/// ConvTranspose (ONNX ConvTranspose-1/11), float32, 2-D: GEMM (W^T X) + col2im scatter.
+Result<std::unique_ptr<Kernel>> make_ConvTranspose(const CompileContext& ctx);
+/// MaxPool (-1/8/10/11/12) and AveragePool (-1/7/10/11/19), 2-D NCHW float32, dilation 1,
+/// no Indices output (pool_x86.cc); GlobalMaxPool / GlobalAveragePool (-1), float32.
+Result<std::unique_ptr<Kernel>> make_MaxPool(const CompileContext& ctx);
+Result<std::unique_ptr<Kernel>> make_AveragePool(const CompileContext& ctx);
+Result<std::unique_ptr<Kernel>> make_GlobalMaxPool(const CompileContext& ctx);
+Result<std::unique_ptr<Kernel>> make_GlobalAveragePool(const CompileContext& ctx);
+/// Softmax / LogSoftmax (-1/11/13), float32, along the axis (softmax_x86.cc).
+Result<std::unique_ptr<Kernel>> make_Softmax(const CompileContext& ctx);
+Result<std::unique_ptr<Kernel>> make_LogSoftmax(const CompileContext& ctx);
+/// LayerNormalization (-17), float32, Scale and B of the normalized shape (norm_x86.cc).
+Result<std::unique_ptr<Kernel>> make_LayerNormalization(const CompileContext& ctx);
+/// ReduceSum / ReduceMean / ReduceMax, float32, over a suffix of the axes (reduce_x86.cc).
+Result<std::unique_ptr<Kernel>> make_ReduceSum(const CompileContext& ctx);
+Result<std::unique_ptr<Kernel>> make_ReduceMean(const CompileContext& ctx);
+Result<std::unique_ptr<Kernel>> make_ReduceMax(const CompileContext& ctx);
+/// Resize (-10/11/13/18/19), 4-D NCHW float32 resizing H and W only (resize_x86.cc).
+Result<std::unique_ptr<Kernel>> make_Resize(const CompileContext& ctx);
+/// Transpose (-1/13/21), any dtype of 1, 2, 4 or 8 bytes (transpose_x86.cc).
+Result<std::unique_ptr<Kernel>> make_Transpose(const CompileContext& ctx);
+
 /// True for the ops whose optimized kernel applies a fused tail (CompileContext::epilogue);
 /// every other factory must not be given one.
 bool takes_epilogue(const std::string& op_type);
 
-/// The optimized factory for `op_type`, or nullptr. x86-64 builds only (MatMul, Gemm and
-/// Conv above are ISA-independent and are also built on aarch64: see arm/arm_kernels.h).
+/// The optimized factory for `op_type` (MatMul, Gemm, Conv, the elementwise ops of
+/// elementwise_x86.h), or nullptr. x86-64 builds only (MatMul, Gemm and Conv are
+/// ISA-independent and are also built on aarch64: see arm/arm_kernels.h).
 KernelFactory find_x86_kernel(const std::string& op_type);
 
 }  // namespace tessera::x86

@@ -69,7 +69,9 @@ struct PlanStats {
   size_t steps = 0;             // kernels run per inference (top level)
   int folded_nodes = 0;         // nodes computed at plan time
   double plan_ms = 0;           // time the last planning took
-  std::vector<std::string> placements;  // "node -> backend"
+  std::vector<std::string> placements;  // "node -> backend", "copy 'value' cpu -> cuda"
+  std::string device;           // the device backend used ("cuda"), empty when none
+  uint64_t device_bytes = 0;    // device memory of the plan: activations, scratch, constants
 };
 
 class Session {
@@ -133,6 +135,10 @@ class Session {
   std::vector<std::string> planned_values_;
   std::unique_ptr<Plan> plan_;
   Tensor arena_;
+  // The plan's device memory (Plan::device_bytes on Plan::device), allocated once per plan.
+  void* device_arena_ = nullptr;
+  Backend* device_arena_owner_ = nullptr;
+  void free_device_arena();
   double load_ms_ = 0;
   double plan_ms_ = 0;
   bool profiling_ = false;

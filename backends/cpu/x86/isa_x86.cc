@@ -1,0 +1,50 @@
+// Run-time ISA detection for the x86 kernels (isa_x86.h).
+#include "backends/cpu/x86/isa_x86.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+
+namespace tessera::x86 {
+
+namespace {
+// -1: no override; else the Isa value.
+std::atomic<int> g_override{-1};
+}  // namespace
+
+const char* isa_name(Isa isa) {
+  switch (isa) {
+    case Isa::kAvx512: return "avx512";
+    case Isa::kAvx2: return "avx2";
+    default: return "scalar";
+  }
+}
+
+bool isa_available(Isa isa) {
+  switch (isa) {
+    case Isa::kAvx512: return __builtin_cpu_supports("avx512f");
+    case Isa::kAvx2: return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    default: return true;
+  }
+}
+
+Isa best_isa() {
+  const int o = g_override.load(std::memory_order_relaxed);
+  if (o >= 0) return static_cast<Isa>(o);
+  static const Isa detected = [] {
+    // TESSERA_X86_ISA=avx512|avx2|scalar narrows the choice (benchmarks of one path, or of
+    // the reference kernels); a path this CPU lacks, or another value, is ignored.
+    if (const char* e = std::getenv("TESSERA_X86_ISA")) {
+      for (Isa i : {Isa::kAvx512, Isa::kAvx2, Isa::kScalar})
+        if (std::strcmp(e, isa_name(i)) == 0 && isa_available(i)) return i;
+    }
+    return isa_available(Isa::kAvx512) ? Isa::kAvx512 : isa_available(Isa::kAvx2) ? Isa::kAvx2 : Isa::kScalar;
+  }();
+  return detected;
+}
+
+void set_isa_override(std::optional<Isa> isa) {
+  g_override.store(isa ? static_cast<int>(*isa) : -1, std::memory_order_relaxed);
+}
+
+}  // namespace tessera::x86

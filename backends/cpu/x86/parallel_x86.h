@@ -1,0 +1,34 @@
+// Splitting a kernel's work over the Session's thread pool with per-thread scratch slots.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+#include "backends/cpu/thread_pool.h"
+
+namespace tessera::x86 {
+
+/// Threads worth using for `work` units of about one element each (a thread per 32 Ki
+/// units, so small tensors stay on the calling thread), at most `threads`, at least 1.
+inline int threads_for(int64_t work, int threads) {
+  return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(threads, work / (32 * 1024))));
+}
+
+/// Cuts [0, n) into `slots` contiguous ranges (sizes differing by at most one) and calls
+/// f(slot, begin, end) once per non-empty range, on the pool's threads (pool may be null:
+/// all on the calling thread). Each slot runs on one thread, so `slot` indexes per-thread
+/// scratch sized for `slots` threads at plan time.
+template <typename F>
+void run_slots(ThreadPool* pool, int slots, int64_t n, F&& f) {
+  if (n <= 0) return;
+  const int64_t s = std::max<int64_t>(1, std::min<int64_t>(slots, n));
+  if (s == 1) {
+    f(int64_t{0}, int64_t{0}, n);
+    return;
+  }
+  parallel_for(pool, s, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) f(i, n * i / s, n * (i + 1) / s);
+  });
+}
+
+}  // namespace tessera::x86
