@@ -145,11 +145,42 @@ std::vector<int> use_counts(const Graph& g) {
   return uses;
 }
 
-Status fold_batchnorm(Graph& g, ConvertReport* report) {
+/// For each value of `g`, the index of the node that writes it, or -1.
+std::vector<int> producers(const Graph& g) {
   std::vector<int> producer(g.values.size(), -1);
   for (size_t i = 0; i < g.nodes.size(); ++i)
     for (int o : g.nodes[i].outputs)
       if (o >= 0) producer[o] = static_cast<int>(i);
+  return producer;
+}
+
+/// Gives Conv node `ci` of `g` new constant weights W and bias B (fresh initializers named
+/// after the node with `suffix`) and makes it write value `out` (the output of the node
+/// folded into it).
+void set_conv_weights(Graph& g, int ci, Tensor w, Tensor b, int out, const std::string& suffix) {
+  Value nw, nb;
+  nw.name = g.nodes[ci].name + "/W_" + suffix;
+  nb.name = g.nodes[ci].name + "/B_" + suffix;
+  for (Value* v : {&nw, &nb}) {
+    while (g.find_value(v->name) >= 0) v->name += "_";
+    v->dtype = DType::kFloat32;
+    v->has_shape = true;
+  }
+  for (int64_t d : w.shape()) nw.shape.push_back({d, ""});
+  for (int64_t d : b.shape()) nb.shape.push_back({d, ""});
+  nw.initializer = std::make_shared<const Tensor>(std::move(w));
+  nb.initializer = std::make_shared<const Tensor>(std::move(b));
+  const int wid = g.add_value(std::move(nw));
+  const int bid = g.add_value(std::move(nb));
+  Node& conv = g.nodes[ci];
+  conv.inputs.resize(3);
+  conv.inputs[1] = wid;
+  conv.inputs[2] = bid;
+  conv.outputs[0] = out;
+}
+
+Status fold_batchnorm(Graph& g, ConvertReport* report) {
+  std::vector<int> producer = producers(g);
   std::vector<int> uses = use_counts(g);
   std::vector<char> drop(g.nodes.size(), 0);
   for (size_t bi = 0; bi < g.nodes.size(); ++bi) {
@@ -198,26 +229,8 @@ Status fold_batchnorm(Graph& g, ConvertReport* report) {
       double b = bias ? bias->data_as<float>()[c] : 0.0;
       b2.data_as<float>()[c] = static_cast<float>((b - mean[c]) * s + beta[c]);
     }
-    Value nw;
-    nw.name = conv.name + "/W_bn_folded";
-    Value nb;
-    nb.name = conv.name + "/B_bn_folded";
-    for (Value* v : {&nw, &nb}) {
-      while (g.find_value(v->name) >= 0) v->name += "_";
-      v->dtype = DType::kFloat32;
-      v->has_shape = true;
-    }
-    for (int64_t d : w2.shape()) nw.shape.push_back({d, ""});
-    nb.shape.push_back({oc, ""});
-    nw.initializer = std::make_shared<const Tensor>(std::move(w2));
-    nb.initializer = std::make_shared<const Tensor>(std::move(b2));
-    int wid = g.add_value(std::move(nw));
-    int bid = g.add_value(std::move(nb));
-    Node& c2 = g.nodes[producer[x]];  // add_value may not move nodes, but re-take the reference
-    c2.inputs.resize(3);
-    c2.inputs[1] = wid;
-    c2.inputs[2] = bid;
-    c2.outputs[0] = bn.outputs[0];  // the Conv now writes the BatchNormalization's output
+    // The Conv now writes the BatchNormalization's output.
+    set_conv_weights(g, producer[x], std::move(w2), std::move(b2), bn.outputs[0], "bn_folded");
     drop[bi] = 1;
     if (report) ++report->batchnorms_folded;
   }
@@ -260,10 +273,7 @@ Status fold_conv_affine(Graph& g, ConvertReport* report) {
   bool changed = true;
   while (changed) {
     changed = false;
-    std::vector<int> producer(g.values.size(), -1);
-    for (size_t i = 0; i < g.nodes.size(); ++i)
-      for (int o : g.nodes[i].outputs)
-        if (o >= 0) producer[o] = static_cast<int>(i);
+    std::vector<int> producer = producers(g);
     std::vector<int> uses = use_counts(g);
     for (size_t ni = 0; ni < g.nodes.size() && !changed; ++ni) {
       const Node& op = g.nodes[ni];
@@ -301,25 +311,8 @@ Status fold_conv_affine(Graph& g, ConvertReport* report) {
           const double bv = b ? b->data_as<float>()[ch] : 0.0;
           b2.data_as<float>()[ch] = static_cast<float>(div ? bv / c[ch] : bv * s + d);
         }
-        Value nw, nb;
-        nw.name = conv.name + "/W_affine_folded";
-        nb.name = conv.name + "/B_affine_folded";
-        for (Value* v : {&nw, &nb}) {
-          while (g.find_value(v->name) >= 0) v->name += "_";
-          v->dtype = DType::kFloat32;
-          v->has_shape = true;
-        }
-        for (int64_t dd : w2.shape()) nw.shape.push_back({dd, ""});
-        nb.shape.push_back({oc, ""});
-        nw.initializer = std::make_shared<const Tensor>(std::move(w2));
-        nb.initializer = std::make_shared<const Tensor>(std::move(b2));
-        const int wid = g.add_value(std::move(nw)), bid = g.add_value(std::move(nb));
-        const int out = g.nodes[ni].outputs[0];
-        Node& c2 = g.nodes[producer[x]];
-        c2.inputs.resize(3);
-        c2.inputs[1] = wid;
-        c2.inputs[2] = bid;
-        c2.outputs[0] = out;  // the Conv now writes the Mul/Div/Add/Sub's output
+        // The Conv now writes the Mul/Div/Add/Sub's output.
+        set_conv_weights(g, producer[x], std::move(w2), std::move(b2), g.nodes[ni].outputs[0], "affine_folded");
         g.nodes.erase(g.nodes.begin() + static_cast<std::ptrdiff_t>(ni));
         if (report) ++report->conv_affine_folded;
         changed = true;
@@ -348,10 +341,7 @@ Status fuse_hardswish(Graph& g, ConvertReport* report) {
   bool changed = true;
   while (changed) {
     changed = false;
-    std::vector<int> producer(g.values.size(), -1);
-    for (size_t i = 0; i < g.nodes.size(); ++i)
-      for (int o : g.nodes[i].outputs)
-        if (o >= 0) producer[o] = static_cast<int>(i);
+    std::vector<int> producer = producers(g);
     std::vector<int> uses = use_counts(g);
     auto single = [&](int v) { return v >= 0 && uses[v] == 1 && producer[v] >= 0; };
     // Is node `n` "t * k" or "t / 6" scaling by 1/6? Returns t.

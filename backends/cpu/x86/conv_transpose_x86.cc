@@ -40,8 +40,7 @@ class ConvTransposeKernel final : public Kernel {
   bool has_bias = false;
   int threads = 1;
   cpu::SgemmIsa isa = cpu::SgemmIsa::kAuto;
-  std::unique_ptr<float, void (*)(void*)> packed_w{nullptr, &std::free};  // per group: sgemm_pack_a of W_g^T
-  size_t packed_group_floats = 0;
+  cpu::PackedGroups packed_w;  // per group: W_g^T packed as sgemm's A, when W is constant
   size_t col_bytes = 0, scratch = 0;
 
   size_t scratch_bytes() const override { return scratch; }
@@ -68,7 +67,7 @@ class ConvTransposeKernel final : public Kernel {
           a.a = w + gi * cg * rows;  // W_g: Cg x (Mg*K), taken transposed
           a.lda = rows;
           a.trans_a = true;
-          if (packed_w) a.packed_a = packed_w.get() + static_cast<size_t>(gi) * packed_group_floats;
+          a.packed_a = packed_w.group(gi);
           a.b = xg + j0;
           a.ldb = in_size;
           a.c = col;
@@ -154,16 +153,9 @@ Result<std::unique_ptr<Kernel>> make_ConvTranspose(const CompileContext& ctx) {
   kern->tile = std::min(kern->in_size, std::max<int64_t>(32, kColTileFloats / kern->rows / 32 * 32));
   kern->col_bytes = align64(static_cast<size_t>(kern->rows * kern->tile) * sizeof(float));
   kern->scratch = kern->col_bytes + align64(cpu::sgemm_scratch_bytes(kern->rows, kern->tile, kern->cg, kern->threads, kern->isa));
-  if (const auto& wc = ctx.input(1).constant) {
-    kern->packed_group_floats = cpu::sgemm_packed_a_floats(kern->rows, kern->cg, kern->isa);
-    const size_t bytes = align64(kern->packed_group_floats * static_cast<size_t>(kern->group) * sizeof(float));
-    void* mem = std::aligned_alloc(64, std::max<size_t>(bytes, 64));
-    if (!mem) return out_of_memory(ctx.node.describe() + ": cannot allocate the packed weights");
-    kern->packed_w.reset(static_cast<float*>(mem));
-    for (int64_t gi = 0; gi < kern->group; ++gi)
-      cpu::sgemm_pack_a(wc->data_as<float>() + gi * kern->cg * kern->rows, kern->rows, true, kern->rows, kern->cg, kern->isa,
-                        kern->packed_w.get() + static_cast<size_t>(gi) * kern->packed_group_floats);
-  }
+  if (const auto& wc = ctx.input(1).constant)
+    TSR_RETURN_IF_ERROR(kern->packed_w.pack(wc->data_as<float>(), kern->group, kern->cg * kern->rows, kern->rows, true,
+                                            kern->rows, kern->cg, kern->isa, ctx.node.describe()));
   return std::unique_ptr<Kernel>(std::move(kern));
 }
 

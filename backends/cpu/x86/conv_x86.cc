@@ -68,9 +68,36 @@ constexpr int kDwBlock = 32;
 constexpr int64_t kDwMaxSlackStride = 4;
 constexpr int64_t kDwSlack = kDwBlock * kDwMaxSlackStride;
 
+// 16 floats as one GCC vector: a zmm in the AVX-512 clone, two ymm in the AVX2 one; local
+// variables of this type stay in registers (an array of floats did not: the compiler kept
+// it on the stack and every tap stored and reloaded it).
+typedef float V16 __attribute__((vector_size(64)));
+
+// One block of 32 outputs of a depthwise row for a KH x KW kernel known at compile time
+// (3x3 and 5x5, the common ones): the taps unrolled, the weights in registers.
+template <int KH, int KW>
+__attribute__((always_inline)) inline void dw_block_fixed(const float* row0, int64_t row_step, const V16* w, int64_t dw,
+                                                          bool split, int64_t half, V16& a0, V16& a1) {
+  for (int kh = 0; kh < KH; ++kh) {
+    const float* row = row0 + kh * row_step;
+    for (int kw = 0; kw < KW; ++kw) {
+      const int64_t off = kw * dw;
+      const float* src = split ? row + (off & 1) * half + off / 2 : row + off;
+      V16 x0, x1;
+      __builtin_memcpy(&x0, src, sizeof x0);
+      __builtin_memcpy(&x1, src + 16, sizeof x1);
+      a0 += w[kh * KW + kw] * x0;
+      a1 += w[kh * KW + kw] * x1;
+    }
+  }
+}
+
 // See ConvKernel::depthwise_plane. Compiled three times (AVX-512F, AVX2+FMA, baseline) and
 // dispatched by the loader (GCC function multi-versioning). On aarch64 (this file is built
 // there too) once, for the baseline, where AdvSIMD is always present.
+// Stride 1 and 2 along W run on contiguous loads: for stride 2 each padded row is stored
+// split by column parity (even columns, then odd ones), so the taps of 32 outputs that
+// read columns 2*ox + off are 32 consecutive floats of one half.
 #if defined(__x86_64__) || defined(_M_X64)
 #define TSR_DEPTHWISE_CLONES __attribute__((target_clones("avx512f", "arch=haswell", "default")))
 #else
@@ -80,7 +107,9 @@ TSR_DEPTHWISE_CLONES void depthwise_plane_impl(
     const float* xp, const float* wp, float bias, const float* zp, float* yp, float* padded, int64_t ih, int64_t iw,
     int64_t oh, int64_t ow, int64_t kh_n, int64_t kw_n, int64_t sh, int64_t sw, int64_t dh, int64_t dw, int64_t ph,
     int64_t pw, int64_t pad_rows, int64_t pad_cols, const FusedActivation& act) {
-  // padded[r, c] = X[r - ph, c - pw], 0 outside X.
+  const bool split = sw == 2;
+  const int64_t half = (pad_cols + 1) / 2;  // even columns of a split row
+  // padded[r, c] = X[r - ph, c - pw], 0 outside X (column c at c, or at (c & 1) * half + c / 2).
   for (int64_t r = 0; r < pad_rows; ++r) {
     float* dst = padded + r * pad_cols;
     const int64_t xr = r - ph;
@@ -88,29 +117,74 @@ TSR_DEPTHWISE_CLONES void depthwise_plane_impl(
       std::memset(dst, 0, static_cast<size_t>(pad_cols) * sizeof(float));
       continue;
     }
+    const float* src = xp + xr * iw;
+    if (split) {
+      for (int64_t c = 0; c < pad_cols; ++c) {
+        const int64_t xc = c - pw;
+        dst[(c & 1) * half + c / 2] = xc >= 0 && xc < iw ? src[xc] : 0.f;
+      }
+      continue;
+    }
     const int64_t c0 = std::min(pad_cols, std::max<int64_t>(0, pw));          // first column inside X
     const int64_t c1 = std::max(c0, std::min(pad_cols, pw + iw));              // one past the last
-    std::memset(dst, 0, static_cast<size_t>(c0) * sizeof(float));
-    std::memcpy(dst + c0, xp + xr * iw + (c0 - pw), static_cast<size_t>(c1 - c0) * sizeof(float));
-    std::memset(dst + c1, 0, static_cast<size_t>(pad_cols - c1) * sizeof(float));
+    for (int64_t c = 0; c < c0; ++c) dst[c] = 0.f;  // borders are a few floats: no calls
+    std::memcpy(dst + c0, src + (c0 - pw), static_cast<size_t>(c1 - c0) * sizeof(float));
+    for (int64_t c = c1; c < pad_cols; ++c) dst[c] = 0.f;
   }
-  // Each output row in blocks of kDwBlock columns accumulated in registers over all taps
-  // (re-reading and re-writing the row once per tap would chain every tap's FMA through a
-  // store-to-load forward). A block past the row's end computes garbage columns from the
+  // Each output row in blocks of kDwBlock = 32 columns accumulated in two V16 registers over
+  // all taps, then stored once. A block past the row's end computes garbage columns from the
   // slack after the padded plane (kDwSlack floats, see scratch sizing) and drops them.
+  static_assert(kDwBlock == 32, "two V16 accumulators");
+  const bool contiguous = sw == 1 || split;
+  // 3x3 and 5x5 kernels: taps unrolled with the weights broadcast once per plane.
+  const int fixed = kh_n == kw_n && (kh_n == 3 || kh_n == 5) ? static_cast<int>(kh_n) : 0;
+  V16 wv[25];
+  for (int64_t t = 0; t < (fixed ? kh_n * kw_n : 0); ++t) {
+    wv[t] = V16{};
+    wv[t] += wp[t];
+  }
   for (int64_t oy = 0; oy < oh; ++oy) {
     float* yr = yp + oy * ow;
     for (int64_t ox0 = 0; ox0 < ow; ox0 += kDwBlock) {
-      float acc[kDwBlock];
-      for (int j = 0; j < kDwBlock; ++j) acc[j] = bias;
-      for (int64_t kh = 0; kh < kh_n; ++kh) {
-        const float* src_row = padded + (oy * sh + kh * dh) * pad_cols + ox0 * sw;
-        for (int64_t kw = 0; kw < kw_n; ++kw) {
-          const float wv = wp[kh * kw_n + kw];
-          const float* src = src_row + kw * dw;
-          if (sw == 1) {
-            for (int j = 0; j < kDwBlock; ++j) acc[j] += wv * src[j];
-          } else {
+      alignas(64) float acc[kDwBlock];
+      if (contiguous) {
+        V16 a0 = {}, a1 = {};
+        a0 += bias;
+        a1 += bias;
+        const float* row0 = padded + oy * sh * pad_cols + ox0;
+        if (fixed == 3) {
+          dw_block_fixed<3, 3>(row0, dh * pad_cols, wv, dw, split, half, a0, a1);
+        } else if (fixed == 5) {
+          dw_block_fixed<5, 5>(row0, dh * pad_cols, wv, dw, split, half, a0, a1);
+        } else {
+          for (int64_t kh = 0; kh < kh_n; ++kh) {
+            const float* row = row0 + kh * dh * pad_cols;
+            for (int64_t kw = 0; kw < kw_n; ++kw) {
+              const float w1 = wp[kh * kw_n + kw];
+              const int64_t off = kw * dw;  // column 2*ox + off (split) or ox + off
+              const float* src = split ? row + (off & 1) * half + off / 2 : row + off;
+              V16 x0, x1;  // unaligned loads
+              __builtin_memcpy(&x0, src, sizeof x0);
+              __builtin_memcpy(&x1, src + 16, sizeof x1);
+              a0 += w1 * x0;
+              a1 += w1 * x1;
+            }
+          }
+        }
+        if (ox0 + kDwBlock <= ow) {  // a whole block: two vector stores
+          __builtin_memcpy(yr + ox0, &a0, sizeof a0);
+          __builtin_memcpy(yr + ox0 + 16, &a1, sizeof a1);
+          continue;
+        }
+        __builtin_memcpy(acc, &a0, sizeof a0);
+        __builtin_memcpy(acc + 16, &a1, sizeof a1);
+      } else {
+        for (int j = 0; j < kDwBlock; ++j) acc[j] = bias;
+        for (int64_t kh = 0; kh < kh_n; ++kh) {
+          const float* src_row = padded + (oy * sh + kh * dh) * pad_cols + ox0 * sw;
+          for (int64_t kw = 0; kw < kw_n; ++kw) {
+            const float wv = wp[kh * kw_n + kw];
+            const float* src = src_row + kw * dw;
             for (int j = 0; j < kDwBlock; ++j) acc[j] += wv * src[j * sw];
           }
         }
@@ -120,7 +194,7 @@ TSR_DEPTHWISE_CLONES void depthwise_plane_impl(
     }
     if (zp)
       for (int64_t ox = 0; ox < ow; ++ox) yr[ox] += zp[oy * ow + ox];
-    act.apply(yr, ow);
+    if (act.kind != FusedActivation::Kind::kNone || act.has_affine()) act.apply(yr, ow);
   }
 }
 
@@ -133,8 +207,7 @@ class ConvKernel final : public Kernel {
   bool has_bias = false;
   int addend_input = -1;                  // fused residual: KernelContext input index, or -1
   FusedActivation act;                    // fused activation
-  std::unique_ptr<float, void (*)(void*)> packed_w{nullptr, &std::free};  // per group: sgemm_pack_a of W[g]
-  size_t packed_w_group_floats = 0;
+  cpu::PackedGroups packed_w;  // per group: W[g] packed as sgemm's A, when W is constant
   bool direct = false;      // the 2-D direct path
   bool depthwise = false;   // direct path with one input channel per output (cg == 1)
   int64_t pad_rows = 0, pad_cols = 0;  // depthwise: the zero-bordered input plane
@@ -209,7 +282,7 @@ class ConvKernel final : public Kernel {
     a.k = k_rows;
     a.a = w + gi * mg * k_rows;
     a.lda = k_rows;
-    if (packed_w) a.packed_a = packed_w.get() + static_cast<size_t>(gi) * packed_w_group_floats;
+    a.packed_a = packed_w.group(gi);
     if (pointwise) {
       a.b = xg + j0;
       a.ldb = in_size;
@@ -408,16 +481,9 @@ Result<std::unique_ptr<Kernel>> make_Conv(const CompileContext& ctx) {
   kern->tile = tile;
   kern->tiles_per_plane = (kern->out_size + tile - 1) / tile;
   kern->tasks = planes * kern->tiles_per_plane;
-  if (const auto& wc = ctx.input(1).constant) {
-    kern->packed_w_group_floats = cpu::sgemm_packed_a_floats(kern->mg, kern->k_rows, kern->isa);
-    const size_t bytes = align64(kern->packed_w_group_floats * static_cast<size_t>(kern->group) * sizeof(float));
-    void* mem = std::aligned_alloc(64, std::max<size_t>(bytes, 64));
-    if (!mem) return out_of_memory(ctx.node.describe() + ": cannot allocate the packed weights");
-    kern->packed_w.reset(static_cast<float*>(mem));
-    for (int64_t gi = 0; gi < kern->group; ++gi)
-      cpu::sgemm_pack_a(wc->data_as<float>() + gi * kern->mg * kern->k_rows, kern->k_rows, false, kern->mg, kern->k_rows,
-                        kern->isa, kern->packed_w.get() + static_cast<size_t>(gi) * kern->packed_w_group_floats);
-  }
+  if (const auto& wc = ctx.input(1).constant)
+    TSR_RETURN_IF_ERROR(kern->packed_w.pack(wc->data_as<float>(), kern->group, kern->mg * kern->k_rows, kern->k_rows, false,
+                                            kern->mg, kern->k_rows, kern->isa, ctx.node.describe()));
   kern->per_thread = threads == 1 || kern->tasks >= 2 * threads;
   kern->blocking = cpu::sgemm_blocking(kern->isa);
   kern->col_bytes =

@@ -306,6 +306,17 @@ void sgemm_pack_a(const float* a, int64_t lda, bool trans_a, int64_t m, int64_t 
   }
 }
 
+Status PackedGroups::pack(const float* a, int64_t groups, int64_t group_stride, int64_t lda, bool trans_a, int64_t m,
+                          int64_t k, SgemmIsa isa, const std::string& what) {
+  group_floats = sgemm_packed_a_floats(m, k, isa);
+  const size_t bytes = align_up(group_floats * static_cast<size_t>(groups) * sizeof(float));
+  void* mem = std::aligned_alloc(kAlign, std::max<size_t>(bytes, kAlign));
+  if (!mem) return out_of_memory(what + ": cannot allocate the packed weights");
+  data.reset(static_cast<float*>(mem));
+  for (int64_t gi = 0; gi < groups; ++gi) sgemm_pack_a(a + gi * group_stride, lda, trans_a, m, k, isa, data.get() + gi * group_floats);
+  return Status::ok();
+}
+
 void sgemm(const SgemmArgs& args, void* scratch, ThreadPool* pool, int max_threads) {
   if (args.m <= 0 || args.n <= 0) return;
   SgemmArgs g = args;

@@ -31,6 +31,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <string>
 
 #include "backends/backend.h"
 
@@ -107,6 +110,20 @@ size_t sgemm_packed_b_floats(int64_t n, int64_t k, SgemmIsa isa = SgemmIsa::kAut
 /// (rows of the block) x NR floats, zero-padded; dst holds sgemm_packed_b_floats() floats,
 /// 64-byte aligned.
 void sgemm_pack_b(const float* b, int64_t ldb, bool trans_b, int64_t k, int64_t n, SgemmIsa isa, float* dst);
+
+/// Per-group pre-packed A operands (Conv's W[g], ConvTranspose's W_g^T), packed once at
+/// plan time into the kernel's own 64-byte aligned storage.
+struct PackedGroups {
+  std::unique_ptr<float, void (*)(void*)> data{nullptr, &std::free};
+  size_t group_floats = 0;  // sgemm_packed_a_floats(m, k) per group
+  /// Group gi's packed A, or nullptr when nothing was packed.
+  const float* group(int64_t gi) const { return data ? data.get() + static_cast<size_t>(gi) * group_floats : nullptr; }
+  /// Packs `groups` m x k op(A) matrices: group gi is A stored at a + gi * group_stride
+  /// (m x k row-major with leading dimension lda, or k x m when trans_a). Errors:
+  /// out_of_memory naming `what`.
+  Status pack(const float* a, int64_t groups, int64_t group_stride, int64_t lda, bool trans_a, int64_t m, int64_t k,
+              SgemmIsa isa, const std::string& what);
+};
 
 /// Bytes of scratch sgemm() needs for these sizes on `threads` threads with this ISA path
 /// (packed A and B blocks per thread, 64-byte aligned). Depends only on m, n, k, threads
