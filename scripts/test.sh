@@ -3,9 +3,15 @@
 # the real models the end-to-end tests need, configures build/ with the tests on, builds
 # everything and runs ctest. Exits non-zero when anything fails.
 #
+# Then the ARM stage: scripts/cross_build_arm64.sh --test cross-builds for aarch64 and runs
+# the CPU kernel tests and the PP-OCR direction classifier under qemu-aarch64 (against this
+# build's x86 output). It runs even when the x86 tests failed; either failing fails the script.
+#
 # Usage: bash scripts/test.sh [extra ctest arguments, e.g. -L e2e or -R Reader]
 # Env:   TESSERA_JOBS  parallel build and test jobs (default: nproc)
 #        BUILD_DIR     build folder (default build, relative to the repository root)
+#        TESSERA_ARM   1: run the ARM stage, 0: skip it; default: run it unless extra ctest
+#                      arguments select a subset of the x86 tests
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -30,10 +36,25 @@ step "build (make -j$JOBS)"
 make -C "$BUILD_DIR" -j"$JOBS" --no-print-directory
 
 step "ctest (-j$JOBS)"
-cd "$BUILD_DIR"
-ctest --output-on-failure -j"$JOBS" "$@"
+x86_rc=0
+(cd "$BUILD_DIR" && ctest --output-on-failure -j"$JOBS" "$@") || x86_rc=$?
 # The ONNX conformance summary (ctest shows a passing test's output only on failure).
-if [[ -f conformance/cpu.md ]]; then
-  step "$(sed -n 3p conformance/cpu.md)"
+if [[ -f "$BUILD_DIR/conformance/cpu.md" ]]; then
+  step "$(sed -n 3p "$BUILD_DIR/conformance/cpu.md")"
+fi
+step "x86 tests done in $((SECONDS - start)) s (ctest exit $x86_rc)"
+
+arm_rc=0
+if [[ "${TESSERA_ARM:-}" == 1 || ( -z "${TESSERA_ARM:-}" && $# -eq 0 ) ]]; then
+  arm_start=$SECONDS
+  step "ARM stage: aarch64 cross build, kernel tests and the cls model under qemu-aarch64"
+  bash scripts/cross_build_arm64.sh --test || arm_rc=$?
+  step "ARM stage done in $((SECONDS - arm_start)) s (exit $arm_rc)"
+else
+  step "ARM stage skipped (TESSERA_ARM=${TESSERA_ARM:-} with ctest arguments: $*)"
 fi
 step "done in $((SECONDS - start)) s"
+if ((x86_rc != 0 || arm_rc != 0)); then
+  echo "[test] FAILED: x86 ctest exit $x86_rc, ARM stage exit $arm_rc" >&2
+  exit 1
+fi

@@ -1,6 +1,7 @@
 // The CPU backend. Per node, at compile (plan) time: an optimized kernel for this ISA when
-// one exists and takes the node's dtypes and shapes (x86: MatMul and Gemm in float32 on the
-// packed SGEMM), else the reference kernel. ARM kernels are a later step.
+// one exists and takes the node's dtypes and shapes (x86-64: find_x86_kernel; aarch64:
+// find_arm_kernel, e.g. MatMul, Gemm and Conv in float32 on the packed SGEMM with its NEON
+// micro-kernel), else the reference kernel.
 #include <unordered_map>
 
 #include "backends/backend.h"
@@ -8,6 +9,9 @@
 #if defined(__x86_64__) || defined(_M_X64)
 #include "backends/cpu/x86/x86_kernels.h"
 #define TSR_CPU_X86 1
+#elif defined(__aarch64__)
+#include "backends/cpu/arm/arm_kernels.h"
+#define TSR_CPU_ARM 1
 #endif
 
 namespace tessera {
@@ -48,6 +52,13 @@ class CpuBackend final : public Backend {
       if (ctx.epilogue && !x86::takes_epilogue(ctx.node.op_type)) return std::unique_ptr<Kernel>();
       TSR_ASSIGN_OR_RETURN(std::unique_ptr<Kernel> k, opt(ctx));
       if (k || ctx.epilogue) return k;  // null: the optimized kernel declined this node
+    }
+#endif
+#ifdef TSR_CPU_ARM
+    if (KernelFactory opt = arm::find_arm_kernel(ctx.node.op_type)) {
+      if (ctx.epilogue && !arm::takes_epilogue(ctx.node.op_type)) return std::unique_ptr<Kernel>();
+      TSR_ASSIGN_OR_RETURN(std::unique_ptr<Kernel> k, opt(ctx));
+      if (k || ctx.epilogue) return k;
     }
 #endif
     if (ctx.epilogue) return std::unique_ptr<Kernel>();  // the reference kernels take no fused tail

@@ -13,8 +13,8 @@ set(TESSERA_PYTHON "${CMAKE_BINARY_DIR}/venv/bin/python" CACHE FILEPATH
 set(TESSERA_MODELS_DIR "${CMAKE_BINARY_DIR}/models" CACHE PATH
     "Folder of the real ONNX models fetched by scripts/fetch_models.sh")
 
-if(NOT TARGET tessera)
-  message(STATUS "Tessera: no tessera CLI in this build (TESSERA_MINIMAL): no e2e tests")
+if(NOT TARGET tessera OR NOT TARGET tessera_converter)
+  message(STATUS "Tessera: no tessera CLI with the converter in this build (TESSERA_MINIMAL): no e2e tests")
 else()
   set(_tsr_e2e_script ${CMAKE_CURRENT_LIST_DIR}/real_models_test.py)
   set(_tsr_e2e_work ${CMAKE_BINARY_DIR}/e2e)
@@ -45,7 +45,7 @@ else()
 endif()
 
 # Converter passes and error paths on small models built at test time, against onnxruntime.
-if(TARGET tessera)
+if(TARGET tessera AND TARGET tessera_converter)
   foreach(_case conv_bn_fold constant_fold dead_code external_data if_runtime_cond opset7 opset1 pb_io
                 unsupported_op wrong_rank_input hostile_strides0 unsorted_chain hostile_external bench_json)
     add_test(NAME e2e.converter.${_case}

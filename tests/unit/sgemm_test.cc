@@ -58,7 +58,7 @@ FusedActivation make_act(FusedActivation::Kind k) {
 
 std::vector<SgemmIsa> available_isas() {
   std::vector<SgemmIsa> v;
-  for (SgemmIsa isa : {SgemmIsa::kAvx512, SgemmIsa::kAvx2, SgemmIsa::kGeneric})
+  for (SgemmIsa isa : {SgemmIsa::kAvx512, SgemmIsa::kAvx2, SgemmIsa::kNeon, SgemmIsa::kGeneric})
     if (sgemm_isa_available(isa)) v.push_back(isa);
   return v;
 }
@@ -150,7 +150,9 @@ std::vector<Case> shapes() {
   std::vector<Case> v;
   const int64_t dims[][3] = {{1, 1, 1},   {1, 1, 7},    {1, 33, 17},  {5, 1, 9},    {17, 33, 65}, {14, 32, 256},
                              {15, 33, 257}, {28, 64, 3}, {6, 16, 1},   {7, 17, 300}, {100, 3, 50}, {3, 100, 50},
-                             {64, 64, 64}, {129, 70, 513}, {337, 40, 20}, {20, 2049, 5}, {1, 300, 600}, {300, 1, 600}};
+                             {64, 64, 64}, {129, 70, 513}, {337, 40, 20}, {20, 2049, 5}, {1, 300, 600}, {300, 1, 600},
+                             // NEON's 8 x 12 tile, its edges, and past its MC (128) and NC (1536)
+                             {8, 12, 1}, {16, 24, 256}, {9, 25, 257}, {130, 1550, 7}};
   for (auto& d : dims)
     for (int t = 0; t < 4; ++t)
       v.push_back({d[0], d[1], d[2], (t & 1) != 0, (t & 2) != 0, 1.f, 0.f, false, false});
@@ -191,13 +193,21 @@ std::vector<Case> shapes() {
 }
 
 TEST(Sgemm, AvailablePaths) {
-  // On x86-64 with AVX-512 (the development machine) all three paths must be exercised.
+  // On x86-64 with AVX-512 (the development machine) all three x86 paths must be exercised;
+  // on aarch64 NEON and generic.
   EXPECT_TRUE(sgemm_isa_available(SgemmIsa::kGeneric));
   EXPECT_TRUE(sgemm_isa_available(sgemm_best_isa()));
 #if defined(__x86_64__)
   if (__builtin_cpu_supports("avx512f")) {
     EXPECT_EQ(sgemm_best_isa(), SgemmIsa::kAvx512);
   }
+#endif
+#if defined(__aarch64__)
+  // AdvSIMD is part of ARMv8-A: NEON must be there and chosen.
+  EXPECT_TRUE(sgemm_isa_available(SgemmIsa::kNeon));
+  EXPECT_EQ(sgemm_best_isa(), SgemmIsa::kNeon);
+#else
+  EXPECT_FALSE(sgemm_isa_available(SgemmIsa::kNeon));
 #endif
   for (SgemmIsa isa : available_isas()) std::printf("[ path ] %s\n", sgemm_isa_name(isa));
 }

@@ -99,11 +99,17 @@ __attribute__((always_inline)) inline void dw_block_fixed(const float* row0, int
 }
 
 // See ConvKernel::depthwise_plane. Compiled three times (AVX-512F, AVX2+FMA, baseline) and
-// dispatched by the loader (GCC function multi-versioning).
+// dispatched by the loader (GCC function multi-versioning). On aarch64 (this file is built
+// there too) once, for the baseline, where AdvSIMD is always present.
 // Stride 1 and 2 along W run on contiguous loads: for stride 2 each padded row is stored
 // split by column parity (even columns, then odd ones), so the taps of 32 outputs that
 // read columns 2*ox + off are 32 consecutive floats of one half.
-__attribute__((target_clones("avx512f", "arch=haswell", "default"))) void depthwise_plane_impl(
+#if defined(__x86_64__) || defined(_M_X64)
+#define TSR_DEPTHWISE_CLONES __attribute__((target_clones("avx512f", "arch=haswell", "default")))
+#else
+#define TSR_DEPTHWISE_CLONES
+#endif
+TSR_DEPTHWISE_CLONES void depthwise_plane_impl(
     const float* xp, const float* wp, float bias, const float* zp, float* yp, float* padded, int64_t ih, int64_t iw,
     int64_t oh, int64_t ow, int64_t kh_n, int64_t kw_n, int64_t sh, int64_t sw, int64_t dh, int64_t dw, int64_t ph,
     int64_t pw, int64_t pad_rows, int64_t pad_cols, const FusedActivation& act) {

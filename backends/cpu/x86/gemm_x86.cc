@@ -119,6 +119,9 @@ Result<std::unique_ptr<Kernel>> make_Gemm(const CompileContext& ctx) {
 
 bool takes_epilogue(const std::string& op_type) { return op_type == "Conv" || op_type == "MatMul" || op_type == "Gemm"; }
 
+// The x86 kernel table, only on x86-64: this file (MatMul, Gemm) is also built on aarch64,
+// where backends/cpu/arm/arm_kernels.cc lists the kernels.
+#if defined(__x86_64__) || defined(_M_X64)
 KernelFactory find_x86_kernel(const std::string& op_type) {
   if (op_type == "MatMul") return &make_MatMul;
   if (op_type == "Gemm") return &make_Gemm;
@@ -136,5 +139,6 @@ KernelFactory find_x86_kernel(const std::string& op_type) {
   if (op_type == "LSTM") return &make_LSTM;
   return find_x86_elementwise_kernel(op_type);
 }
+#endif
 
 }  // namespace tessera::x86

@@ -7,6 +7,9 @@
 
 #include "backends/cpu/thread_pool.h"
 #include "backends/cpu/x86/sgemm_kernels.h"
+#ifdef TSR_SGEMM_NEON
+#include "backends/cpu/arm/cpu_features.h"
+#endif
 
 namespace tessera::cpu {
 
@@ -43,6 +46,9 @@ SgemmKernelInfo kernel_for(SgemmIsa isa) {
 #ifdef TSR_SGEMM_X86
     case SgemmIsa::kAvx512: return sgemm_avx512_kernel();
     case SgemmIsa::kAvx2: return sgemm_avx2_kernel();
+#endif
+#ifdef TSR_SGEMM_NEON
+    case SgemmIsa::kNeon: return sgemm_neon_kernel();
 #endif
     default: return generic_kernel();
   }
@@ -229,6 +235,7 @@ const char* sgemm_isa_name(SgemmIsa isa) {
     case SgemmIsa::kAvx512: return "avx512";
     case SgemmIsa::kAvx2: return "avx2";
     case SgemmIsa::kGeneric: return "generic";
+    case SgemmIsa::kNeon: return "neon";
   }
   return "?";
 }
@@ -241,6 +248,9 @@ bool sgemm_isa_available(SgemmIsa isa) {
     case SgemmIsa::kAvx512: return __builtin_cpu_supports("avx512f");
     case SgemmIsa::kAvx2: return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 #endif
+#ifdef TSR_SGEMM_NEON
+    case SgemmIsa::kNeon: return arm::cpu_features().asimd;
+#endif
     default: return false;
   }
 }
@@ -249,6 +259,7 @@ SgemmIsa sgemm_best_isa() {
   static const SgemmIsa best = [] {
     if (sgemm_isa_available(SgemmIsa::kAvx512)) return SgemmIsa::kAvx512;
     if (sgemm_isa_available(SgemmIsa::kAvx2)) return SgemmIsa::kAvx2;
+    if (sgemm_isa_available(SgemmIsa::kNeon)) return SgemmIsa::kNeon;
     return SgemmIsa::kGeneric;
   }();
   return best;

@@ -19,7 +19,10 @@
 //
 // ISAs: an AVX-512F micro-kernel (14 x 32: 28 zmm accumulators), an AVX2+FMA one (6 x 16:
 // 12 ymm accumulators), each compiled with its own flags in its own file and chosen at run
-// time with __builtin_cpu_supports, and a portable C++ one (4 x 8) for any other CPU.
+// time with __builtin_cpu_supports; on aarch64 a NEON one (8 x 12: 24 q-register
+// accumulators, backends/cpu/arm/sgemm_neon.cc, checked with getauxval(AT_HWCAP)); and a
+// portable C++ one (4 x 8) for any other CPU. This driver is ISA-independent and is built on
+// x86-64 and aarch64 alike.
 //
 // Threads: the M x N output is split into as many parts as the pool has threads (whole
 // NR-column or MR-row panels); each thread packs its own panels in its own slice of the
@@ -40,13 +43,14 @@ class ThreadPool;
 
 namespace cpu {
 
-enum class SgemmIsa { kAuto, kAvx512, kAvx2, kGeneric };
+enum class SgemmIsa { kAuto, kAvx512, kAvx2, kGeneric, kNeon };
 
-/// Name of an ISA path ("avx512", "avx2", "generic", "auto").
+/// Name of an ISA path ("avx512", "avx2", "neon", "generic", "auto").
 const char* sgemm_isa_name(SgemmIsa isa);
 /// True if this build has the path and this CPU can run it (kAuto and kGeneric: always).
 bool sgemm_isa_available(SgemmIsa isa);
-/// The path kAuto picks on this CPU: AVX-512F, else AVX2+FMA, else generic.
+/// The path kAuto picks on this CPU: AVX-512F, else AVX2+FMA (x86-64); NEON (aarch64); else
+/// generic.
 SgemmIsa sgemm_best_isa();
 
 struct SgemmArgs {

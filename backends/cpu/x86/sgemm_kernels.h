@@ -1,6 +1,6 @@
 // Internal to the SGEMM: the micro-kernel interface shared by sgemm.cc and the per-ISA
-// micro-kernel files (sgemm_avx512.cc, sgemm_avx2.cc), which are compiled with their own
-// -m flags and must only be called after a CPU feature check.
+// micro-kernel files (sgemm_avx512.cc, sgemm_avx2.cc, ../arm/sgemm_neon.cc); the x86 ones
+// are compiled with their own -m flags and must only be called after a CPU feature check.
 #pragma once
 
 #include <cstdint>
@@ -50,6 +50,10 @@ struct SgemmKernelInfo {
 #define TSR_SGEMM_X86 1
 SgemmKernelInfo sgemm_avx512_kernel();  // AVX-512F: 14 x 32
 SgemmKernelInfo sgemm_avx2_kernel();    // AVX2 + FMA: 6 x 16
+#endif
+#if defined(__aarch64__)
+#define TSR_SGEMM_NEON 1
+SgemmKernelInfo sgemm_neon_kernel();    // NEON (AdvSIMD), in backends/cpu/arm/: 8 x 12
 #endif
 
 }  // namespace tessera::cpu

@@ -49,7 +49,8 @@ Result<std::unique_ptr<Kernel>> make_LSTM(const CompileContext& ctx);
 bool takes_epilogue(const std::string& op_type);
 
 /// The optimized factory for `op_type` (MatMul, Gemm, Conv, the elementwise ops of
-/// elementwise_x86.h), or nullptr.
+/// elementwise_x86.h), or nullptr. x86-64 builds only (MatMul, Gemm and Conv are
+/// ISA-independent and are also built on aarch64: see arm/arm_kernels.h).
 KernelFactory find_x86_kernel(const std::string& op_type);
 
 }  // namespace tessera::x86

@@ -1,0 +1,18 @@
+// See arm_kernels.h.
+#include "backends/cpu/arm/arm_kernels.h"
+
+#include "backends/cpu/x86/x86_kernels.h"
+
+namespace tessera::arm {
+
+KernelFactory find_arm_kernel(const std::string& op_type) {
+  // On the packed SGEMM (NEON micro-kernel): shared with x86.
+  if (op_type == "MatMul") return &x86::make_MatMul;
+  if (op_type == "Gemm") return &x86::make_Gemm;
+  if (op_type == "Conv") return &x86::make_Conv;
+  return nullptr;
+}
+
+bool takes_epilogue(const std::string& op_type) { return x86::takes_epilogue(op_type); }
+
+}  // namespace tessera::arm
