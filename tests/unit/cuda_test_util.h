@@ -169,7 +169,9 @@ inline void check_node(const std::string& op, const std::vector<TestInput>& inpu
   bool on_cuda = false;
   for (const auto& p : placements)
     if (p.find("node_" + op) != std::string::npos && p.find("-> cuda") != std::string::npos) on_cuda = true;
-  if (expect_on_cuda && !dry_run_on_cpu()) EXPECT_TRUE(on_cuda) << what << ": the node was not placed on CUDA";
+  if (expect_on_cuda && !dry_run_on_cpu()) {
+    EXPECT_TRUE(on_cuda) << what << ": the node was not placed on CUDA";
+  }
   ASSERT_EQ(gpu.value().size(), cpu.value().size());
   for (size_t k = 0; k < cpu.value().size(); ++k)
     expect_close(gpu.value()[k], cpu.value()[k], atol, rtol, what + " output " + std::to_string(k));
