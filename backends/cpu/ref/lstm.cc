@@ -32,27 +32,13 @@ Result<std::unique_ptr<Kernel>> make_LSTM(const CompileContext& ctx) {
   TSR_ASSIGN_OR_RETURN(std::vector<RnnActivation> acts, parse_rnn_activations(node, defaults));
   const float clip = recurrent_clip(node);
   const bool input_forget = node.attr_i("input_forget", 0) == 1;
-  auto wants = [&](size_t i) { return node.outputs.size() > i && node.outputs[i] >= 0; };
-  const bool want_y = wants(0), want_h = wants(1), want_c = wants(2);
-  const bool has_b = ctx.has_input(3), has_len = ctx.has_input(4), has_h0 = ctx.has_input(5), has_c0 = ctx.has_input(6),
-             has_p = ctx.has_input(7);
   const size_t scratch = static_cast<size_t>(6 * hidden) * sizeof(float);
   return make_fn_kernel(
       [=](const KernelContext& k) -> Status {
-        const float* x = k.input(0).data_as<float>();
-        const float* w = k.input(1).data_as<float>();
-        const float* r = k.input(2).data_as<float>();
-        const float* bias = has_b ? k.input(3).data_as<float>() : nullptr;
-        const int32_t* lens = has_len ? k.input(4).data_as<int32_t>() : nullptr;
-        const float* h0 = has_h0 ? k.input(5).data_as<float>() : nullptr;
-        const float* c0 = has_c0 ? k.input(6).data_as<float>() : nullptr;
-        const float* peep = has_p ? k.input(7).data_as<float>() : nullptr;
-        auto out = [&](size_t i, bool want) -> float* {
-          return want && i < k.outputs.size() && k.outputs[i] ? k.output(i).data_as<float>() : nullptr;
-        };
-        float* y = out(0, want_y);
-        float* y_h = out(1, want_h);
-        float* y_c = out(2, want_c);
+        const RecurrentIO io = RecurrentIO::bind(k);
+        const float *x = io.x, *w = io.w, *r = io.r, *bias = io.bias, *h0 = io.h0, *c0 = io.c0, *peep = io.peep;
+        const int32_t* lens = io.lens;
+        float *y = io.y, *y_h = io.y_h, *y_c = io.y_c;
         float* h = static_cast<float*>(k.scratch);
         float* c = h + hidden;
         float* pre = c + hidden;  // [4 * hidden]: i, o, f, c

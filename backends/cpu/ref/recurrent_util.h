@@ -53,12 +53,13 @@ inline float recurrent_clip(const Node& node) {
   return node.find_attr("clip") ? node.attr_f("clip", 0.f) : std::numeric_limits<float>::infinity();
 }
 
-/// The tensors of a GRU or RNN run, bound from its KernelContext: inputs X, W, R, B,
-/// sequence_lens, initial_h and outputs Y, Y_h; nullptr where omitted.
+/// The tensors of a GRU, RNN or LSTM run, bound from its KernelContext: inputs X, W, R, B,
+/// sequence_lens, initial_h (and LSTM's initial_c, P) and outputs Y, Y_h (and LSTM's Y_c);
+/// nullptr where omitted.
 struct RecurrentIO {
-  const float *x = nullptr, *w = nullptr, *r = nullptr, *bias = nullptr, *h0 = nullptr;
+  const float *x = nullptr, *w = nullptr, *r = nullptr, *bias = nullptr, *h0 = nullptr, *c0 = nullptr, *peep = nullptr;
   const int32_t* lens = nullptr;
-  float *y = nullptr, *y_h = nullptr;
+  float *y = nullptr, *y_h = nullptr, *y_c = nullptr;
 
   static RecurrentIO bind(const KernelContext& k) {
     auto in = [&](size_t i) { return i < k.inputs.size() && k.inputs[i] ? k.inputs[i] : nullptr; };
@@ -70,8 +71,11 @@ struct RecurrentIO {
     if (const Tensor* t = in(3)) io.bias = t->data_as<float>();
     if (const Tensor* t = in(4)) io.lens = t->data_as<int32_t>();
     if (const Tensor* t = in(5)) io.h0 = t->data_as<float>();
+    if (const Tensor* t = in(6)) io.c0 = t->data_as<float>();
+    if (const Tensor* t = in(7)) io.peep = t->data_as<float>();
     io.y = out(0);
     io.y_h = out(1);
+    io.y_c = out(2);
     return io;
   }
 };

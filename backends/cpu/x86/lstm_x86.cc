@@ -35,7 +35,6 @@ class LstmKernel final : public Kernel {
   bool reverse_only = false, input_forget = false;
   float clip = 0;
   std::vector<ref::RnnActivation> acts;
-  bool has_b = false, has_h0 = false, has_c0 = false, has_p = false, want_y = false, want_h = false, want_c = false;
   int threads = 1;
   cpu::SgemmIsa isa = cpu::SgemmIsa::kAuto;
   std::vector<PackedB> packed_w, packed_r;  // per direction, or empty
@@ -44,19 +43,9 @@ class LstmKernel final : public Kernel {
   size_t scratch_bytes() const override { return xg_bytes + hg_bytes + 2 * state_bytes + bias_bytes + gemm_bytes; }
 
   Status run(const KernelContext& k) const override {
-    const float* x = k.input(0).data_as<float>();
-    const float* w = k.input(1).data_as<float>();
-    const float* r = k.input(2).data_as<float>();
-    const float* bias = has_b ? k.input(3).data_as<float>() : nullptr;
-    const float* h0 = has_h0 ? k.input(5).data_as<float>() : nullptr;
-    const float* c0 = has_c0 ? k.input(6).data_as<float>() : nullptr;
-    const float* peep = has_p ? k.input(7).data_as<float>() : nullptr;
-    auto out = [&](size_t i, bool want) -> float* {
-      return want && i < k.outputs.size() && k.outputs[i] ? k.output(i).data_as<float>() : nullptr;
-    };
-    float* y = out(0, want_y);
-    float* y_h = out(1, want_h);
-    float* y_c = out(2, want_c);
+    const ref::RecurrentIO io = ref::RecurrentIO::bind(k);
+    const float *x = io.x, *w = io.w, *r = io.r, *bias = io.bias, *h0 = io.h0, *c0 = io.c0, *peep = io.peep;
+    float *y = io.y, *y_h = io.y_h, *y_c = io.y_c;
     char* s = static_cast<char*>(k.scratch);
     float* xg = reinterpret_cast<float*>(s);                       // [seq * batch, 4H]
     float* hg = reinterpret_cast<float*>(s + xg_bytes);            // [batch, 4H]
@@ -165,14 +154,6 @@ Result<std::unique_ptr<Kernel>> make_LSTM(const CompileContext& ctx) {
   kern->acts = std::move(acts.value());
   kern->clip = ref::recurrent_clip(node);
   kern->input_forget = node.attr_i("input_forget", 0) == 1;
-  auto wants = [&](size_t i) { return node.outputs.size() > i && node.outputs[i] >= 0; };
-  kern->want_y = wants(0);
-  kern->want_h = wants(1);
-  kern->want_c = wants(2);
-  kern->has_b = ctx.has_input(3);
-  kern->has_h0 = ctx.has_input(5);
-  kern->has_c0 = ctx.has_input(6);
-  kern->has_p = ctx.has_input(7);
   kern->threads = std::max(1, ctx.threads);
   kern->isa = cpu::sgemm_best_isa();
   const int64_t g4 = 4 * kern->hidden, rows = kern->seq * kern->batch;
