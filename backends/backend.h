@@ -50,7 +50,7 @@ struct FusedActivation {
   float alpha = 0.f, beta = 0.f;
   /// A scalar affine map after the activation, y = act(x) * scale + shift (a fused Mul and
   /// Add of plan-time scalars, e.g. PP-OCR's learnable affine blocks); evaluated as one
-  /// fused multiply-add.
+  /// fused multiply-add where the target has one, else a multiply and an add.
   float scale = 1.f, shift = 0.f;
   bool has_affine() const { return scale != 1.f || shift != 0.f; }
   float apply(float x) const;

@@ -79,6 +79,40 @@ constexpr int64_t kDwSlack = kDwBlock * kDwMaxSlackStride;
 // it on the stack and every tap stored and reloaded it).
 typedef float V16 __attribute__((vector_size(64)));
 
+// The fused activation (and affine map) on one output row, inlined into each ISA clone of
+// the depthwise kernel: the common kinds on V16 vectors (the build's -O2 does not
+// vectorize such loops by itself), the rest and the row's tail through
+// FusedActivation::apply. NaN propagates as in the reference kernels (comparisons with NaN
+// are false, so a NaN passes through the selects).
+__attribute__((always_inline)) inline void activate_row(const FusedActivation& a, float* y, int64_t n) {
+  using K = FusedActivation::Kind;
+  const bool vec = a.kind == K::kRelu || a.kind == K::kClip || a.kind == K::kHardSwish || a.kind == K::kNone;
+  int64_t i = 0;
+  if (vec) {
+    const V16 zero = {}, one = zero + 1.f, lo = zero + a.alpha, hi = zero + a.beta, sc = zero + a.scale,
+              sh = zero + a.shift;
+    const bool affine = a.has_affine();
+    for (; i + 16 <= n; i += 16) {
+      V16 v;
+      __builtin_memcpy(&v, y + i, sizeof v);
+      if (a.kind == K::kRelu) {
+        v = v < zero ? zero : v;
+      } else if (a.kind == K::kClip) {
+        v = v < lo ? lo : v;
+        v = v > hi ? hi : v;
+      } else if (a.kind == K::kHardSwish) {
+        V16 u = v / 6.f + 0.5f;
+        u = u < zero ? zero : u;
+        u = u > one ? one : u;
+        v = v * u;
+      }
+      if (affine) v = v * sc + sh;
+      __builtin_memcpy(y + i, &v, sizeof v);
+    }
+  }
+  if (i < n) a.apply(y + i, n - i);
+}
+
 // One block of 32 outputs of a depthwise row for a KH x KW kernel known at compile time
 // (3x3 and 5x5, the common ones): the taps unrolled, the weights in registers.
 template <int KH, int KW>
@@ -200,7 +234,7 @@ TSR_DEPTHWISE_CLONES void depthwise_plane_impl(
     }
     if (zp)
       for (int64_t ox = 0; ox < ow; ++ox) yr[ox] += zp[oy * ow + ox];
-    if (act.kind != FusedActivation::Kind::kNone || act.has_affine()) act.apply(yr, ow);
+    if (act.kind != FusedActivation::Kind::kNone || act.has_affine()) activate_row(act, yr, ow);
   }
 }
 
