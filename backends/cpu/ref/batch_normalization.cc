@@ -55,8 +55,14 @@ Result<std::unique_ptr<Kernel>> make_BatchNormalization(const CompileContext& ct
     for (int64_t n = 0; n < batch; ++n) {
       for (int64_t c = 0; c < channels; ++c) {
         const int64_t base = (n * channels + c) * size;
+        if (spatial) {  // one parameter set per channel: 1 / sqrt once per channel, same values
+          const double inv_std = 1.0 / std::sqrt(static_cast<double>(var[c]) + epsilon);
+          const double m = mean[c], sc = scale[c], bc = b[c];
+          for (int64_t p = 0; p < size; ++p) y[base + p] = static_cast<float>((x[base + p] - m) * inv_std * sc + bc);
+          continue;
+        }
         for (int64_t p = 0; p < size; ++p) {
-          const int64_t q = spatial ? c : c * size + p;  // parameter index
+          const int64_t q = c * size + p;  // parameter index (spatial = 0)
           const double inv_std = 1.0 / std::sqrt(static_cast<double>(var[q]) + epsilon);
           y[base + p] = static_cast<float>((x[base + p] - static_cast<double>(mean[q])) * inv_std * scale[q] + b[q]);
         }
