@@ -19,6 +19,7 @@
 
 #include "backends/cpu/ref/conv2d_plane.h"
 #include "backends/cpu/thread_pool.h"
+#include "backends/cpu/x86/fused_tail.h"
 #include "backends/cpu/x86/sgemm.h"
 #include "backends/cpu/x86/x86_kernels.h"
 #include "runtime/ops/spatial_attrs.h"
@@ -122,11 +123,8 @@ class ConvTransposeKernel final : public Kernel {
 
 Result<std::unique_ptr<Kernel>> make_ConvTranspose(const CompileContext& ctx) {
   const auto decline = [] { return Result<std::unique_ptr<Kernel>>(std::unique_ptr<Kernel>()); };
-  if (!ctx.has_input(0) || !ctx.has_input(1) || ctx.input(0).dtype != DType::kFloat32 ||
-      ctx.input(1).dtype != DType::kFloat32)
-    return decline();
-  const bool has_bias = ctx.node.inputs.size() > 2 && ctx.has_input(2);
-  if (has_bias && ctx.input(2).dtype != DType::kFloat32) return decline();
+  bool has_bias = false;
+  if (!float_conv_operands(ctx, &has_bias)) return decline();
   const Shape& xs = ctx.input(0).shape;
   const Shape& ws = ctx.input(1).shape;
   if (xs.size() != 4 || ws.size() != 4) return decline();

@@ -492,12 +492,8 @@ class ConvKernel final : public Kernel {
 
 Result<std::unique_ptr<Kernel>> make_Conv(const CompileContext& ctx) {
   const auto decline = [] { return Result<std::unique_ptr<Kernel>>(std::unique_ptr<Kernel>()); };
-  if (!ctx.has_input(0) || !ctx.has_input(1) || ctx.input(0).dtype != DType::kFloat32 ||
-      ctx.input(1).dtype != DType::kFloat32)
-    return decline();
-  // The node's own B (a fused addend sits after the node's inputs, maybe at index 2).
-  const bool has_bias = ctx.node.inputs.size() > 2 && ctx.has_input(2);
-  if (has_bias && ctx.input(2).dtype != DType::kFloat32) return decline();
+  bool has_bias = false;
+  if (!float_conv_operands(ctx, &has_bias)) return decline();
   const Shape& xs = ctx.input(0).shape;
   const Shape& ws = ctx.input(1).shape;
   if (xs.size() < 3 || ws.size() != xs.size() || xs.size() > static_cast<size_t>(kMaxSpatialDims) + 2) return decline();

@@ -20,6 +20,18 @@ struct FusedTail {
   }
 };
 
+/// The operands Conv and ConvTranspose kernels take: float32 X (input 0) and W (input 1),
+/// and the node's own optional float32 B (input 2 of the node; a fused addend or bias row
+/// sits after the node's inputs, so it may also be at index 2 of ctx.inputs). Returns false
+/// (decline) for anything else; *has_bias says whether B is given.
+inline bool float_conv_operands(const CompileContext& ctx, bool* has_bias) {
+  if (!ctx.has_input(0) || !ctx.has_input(1) || ctx.input(0).dtype != DType::kFloat32 ||
+      ctx.input(1).dtype != DType::kFloat32)
+    return false;
+  *has_bias = ctx.node.inputs.size() > 2 && ctx.has_input(2);
+  return !*has_bias || ctx.input(2).dtype == DType::kFloat32;
+}
+
 /// Reads ctx.epilogue (none: an empty tail) into `t`. Returns false when the kernel must
 /// decline: a bias row given to a kernel that takes none (allow_col_bias false), or an
 /// operand whose dtype or size does not match the float32 output.

@@ -40,6 +40,27 @@ class LstmKernel final : public Kernel {
   std::vector<PackedB> packed_w, packed_r;  // per direction, or empty
   size_t xg_bytes = 0, hg_bytes = 0, state_bytes = 0, bias_bytes = 0, gemm_bytes = 0;
 
+  // c (m x 4H) = a (m x k) * b^T + bias, b (4H x k) direction d's W or R, pre-packed in
+  // `packed` when it was a constant.
+  void gemm_bt(int64_t m, int64_t k, const float* a, const float* b, const std::vector<PackedB>& packed, int64_t d,
+               const float* bias, float* c, void* gemm_scratch, ThreadPool* pool) const {
+    cpu::SgemmArgs g;
+    g.m = m;
+    g.n = 4 * hidden;
+    g.k = k;
+    g.a = a;
+    g.lda = k;
+    g.b = b;
+    g.ldb = k;
+    g.trans_b = true;
+    g.packed_b = packed.empty() ? nullptr : packed[static_cast<size_t>(d)].data.get();
+    g.c = c;
+    g.ldc = 4 * hidden;
+    g.bias = bias;
+    g.isa = isa;
+    cpu::sgemm(g, gemm_scratch, pool, threads);
+  }
+
   size_t scratch_bytes() const override { return xg_bytes + hg_bytes + 2 * state_bytes + bias_bytes + gemm_bytes; }
 
   Status run(const KernelContext& k) const override {
@@ -65,21 +86,7 @@ class LstmKernel final : public Kernel {
       if (bias)
         for (int64_t j = 0; j < g4; ++j) bsum[j] = bias[d * 8 * hidden + j] + bias[d * 8 * hidden + g4 + j];
       // xg = X W_d^T + (Wb + Rb), all steps at once.
-      cpu::SgemmArgs a;
-      a.m = seq * batch;
-      a.n = g4;
-      a.k = input;
-      a.a = x;
-      a.lda = input;
-      a.b = w + d * g4 * input;
-      a.ldb = input;
-      a.trans_b = true;
-      a.packed_b = packed_w.empty() ? nullptr : packed_w[static_cast<size_t>(d)].data.get();
-      a.c = xg;
-      a.ldc = g4;
-      a.bias = bias ? bsum : nullptr;
-      a.isa = isa;
-      cpu::sgemm(a, gemm_scratch, pool, threads);
+      gemm_bt(seq * batch, input, x, w + d * g4 * input, packed_w, d, bias ? bsum : nullptr, xg, gemm_scratch, pool);
       for (int64_t b = 0; b < batch; ++b)
         for (int64_t j = 0; j < hidden; ++j) {
           h[b * hidden + j] = h0 ? h0[(d * batch + b) * hidden + j] : 0.f;
@@ -87,20 +94,7 @@ class LstmKernel final : public Kernel {
         }
       for (int64_t step = 0; step < seq; ++step) {
         const int64_t t = backward ? seq - 1 - step : step;
-        cpu::SgemmArgs q;  // hg = H_{t-1} R_d^T
-        q.m = batch;
-        q.n = g4;
-        q.k = hidden;
-        q.a = h;
-        q.lda = hidden;
-        q.b = r + d * g4 * hidden;
-        q.ldb = hidden;
-        q.trans_b = true;
-        q.packed_b = packed_r.empty() ? nullptr : packed_r[static_cast<size_t>(d)].data.get();
-        q.c = hg;
-        q.ldc = g4;
-        q.isa = isa;
-        cpu::sgemm(q, gemm_scratch, pool, threads);
+        gemm_bt(batch, hidden, h, r + d * g4 * hidden, packed_r, d, nullptr, hg, gemm_scratch, pool);  // H_{t-1} R_d^T
         for (int64_t b = 0; b < batch; ++b) {
           const float* px = xg + (t * batch + b) * g4;
           const float* ph = hg + b * g4;
