@@ -4,7 +4,8 @@
 // (placements), which must not (an intermediate that is a graph output or read twice, an
 // Add that broadcasts, an Add whose other operand is computed later), and the outputs of
 // the fused and unfused plans on random inputs, for every fusable activation, on the GEMM
-// (3x3 im2col, 1x1 pointwise) and direct (depthwise) Conv paths, with 1 and 2 threads.
+// (3x3 im2col, 1x1 pointwise), Winograd (3x3, AVX-512) and direct (depthwise) Conv paths,
+// with 1 and 2 threads.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -176,7 +177,8 @@ TEST(Fusion, ConvAddActivationEveryActivationEveryPath) {
   const char* acts[] = {"", "Relu", "LeakyRelu", "Clip", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh"};
   struct Shape_ {
     int64_t c, m, hw, k, group;
-  } shapes[] = {{5, 16, 9, 3, 1}, {8, 20, 7, 1, 1}, {12, 12, 11, 3, 12}, {6, 33, 5, 3, 3}, {8, 40, 4, 3, 1}};
+  } shapes[] = {{5, 16, 9, 3, 1},  {8, 20, 7, 1, 1}, {12, 12, 11, 3, 12}, {6, 33, 5, 3, 3}, {8, 40, 4, 3, 1},
+                {16, 24, 17, 3, 1}};  // the last: Winograd on AVX-512 (16+ channels, 16+ tiles)
   for (const auto& sh : shapes)
     for (const char* act : acts)
       for (bool add : {false, true}) {

@@ -45,7 +45,9 @@
 #include "backends/cpu/ref/conv2d_plane.h"
 #include "backends/cpu/ref/nd_index.h"
 #include "backends/cpu/thread_pool.h"
+#include "backends/cpu/x86/conv_winograd.h"
 #include "backends/cpu/x86/fused_tail.h"
+#include "backends/cpu/x86/v16.h"
 #include "backends/cpu/x86/sgemm.h"
 #include "backends/cpu/x86/x86_kernels.h"
 #include "runtime/ops/spatial_attrs.h"
@@ -73,45 +75,6 @@ using ref::valid_range;
 constexpr int kDwBlock = 32;
 constexpr int64_t kDwMaxSlackStride = 4;
 constexpr int64_t kDwSlack = kDwBlock * kDwMaxSlackStride;
-
-// 16 floats as one GCC vector: a zmm in the AVX-512 clone, two ymm in the AVX2 one; local
-// variables of this type stay in registers (an array of floats did not: the compiler kept
-// it on the stack and every tap stored and reloaded it).
-typedef float V16 __attribute__((vector_size(64)));
-
-// The fused activation (and affine map) on one output row, inlined into each ISA clone of
-// the depthwise kernel: the common kinds on V16 vectors (the build's -O2 does not
-// vectorize such loops by itself), the rest and the row's tail through
-// FusedActivation::apply. NaN propagates as in the reference kernels (comparisons with NaN
-// are false, so a NaN passes through the selects).
-__attribute__((always_inline)) inline void activate_row(const FusedActivation& a, float* y, int64_t n) {
-  using K = FusedActivation::Kind;
-  const bool vec = a.kind == K::kRelu || a.kind == K::kClip || a.kind == K::kHardSwish || a.kind == K::kNone;
-  int64_t i = 0;
-  if (vec) {
-    const V16 zero = {}, one = zero + 1.f, lo = zero + a.alpha, hi = zero + a.beta, sc = zero + a.scale,
-              sh = zero + a.shift;
-    const bool affine = a.has_affine();
-    for (; i + 16 <= n; i += 16) {
-      V16 v;
-      __builtin_memcpy(&v, y + i, sizeof v);
-      if (a.kind == K::kRelu) {
-        v = v < zero ? zero : v;
-      } else if (a.kind == K::kClip) {
-        v = v < lo ? lo : v;
-        v = v > hi ? hi : v;
-      } else if (a.kind == K::kHardSwish) {
-        V16 u = v / 6.f + 0.5f;
-        u = u < zero ? zero : u;
-        u = u > one ? one : u;
-        v = v * u;
-      }
-      if (affine) v = v * sc + sh;
-      __builtin_memcpy(y + i, &v, sizeof v);
-    }
-  }
-  if (i < n) a.apply(y + i, n - i);
-}
 
 // One block of 32 outputs of a depthwise row for a KH x KW kernel known at compile time
 // (3x3 and 5x5, the common ones): the taps unrolled, the weights in registers.
@@ -492,6 +455,9 @@ class ConvKernel final : public Kernel {
 
 Result<std::unique_ptr<Kernel>> make_Conv(const CompileContext& ctx) {
   const auto decline = [] { return Result<std::unique_ptr<Kernel>>(std::unique_ptr<Kernel>()); };
+  // 3x3 stride-1 convs with enough channels and tiles: Winograd F(4x4, 3x3).
+  auto winograd = make_Conv_winograd(ctx, /*heuristic=*/true);
+  if (!winograd.is_ok() || winograd.value()) return winograd;
   bool has_bias = false;
   if (!float_conv_operands(ctx, &has_bias)) return decline();
   const Shape& xs = ctx.input(0).shape;

@@ -1,0 +1,388 @@
+// Conv (ONNX Conv-1/11) for 2-D 3x3 kernels, stride 1, dilation 1, one group, float32,
+// NCHW, by Winograd's minimal filtering F(4x4, 3x3) (Lavin & Gray, "Fast Algorithms for
+// Convolutional Neural Networks", CVPR 2016):
+//
+//   Y tile (4x4) = A^T [ sum_c U[m, c] (.) V[c, tile] ] A,   U = G w[m, c] G^T,  V = B^T d B,
+//
+// with d the 6x6 input patch (zero in the padding) whose top-left corner is at
+// (4*ty - pad_top, 4*tx - pad_left), (.) the elementwise product, and the matrices of the
+// paper for the interpolation points 0, 1, -1, 2, -2 (B^T 6x6, G 6x3, A^T 4x6; see bt6,
+// at6 and transform_weights). The sum over c is, for each of the 36 positions xi of the 6x6,
+// one GEMM:  M[xi] (M x T) = U[xi] (M x C) * V[xi] (C x T),  T = the tiles of a block. It
+// takes 36 * C * M multiplications per 16 outputs where im2col takes 9 * 16 * C * M: 4x
+// fewer. U is computed once at load (in double, rounded to float) and packed as sgemm's A,
+// one matrix per xi (36 * C * M floats, 4x the weights).
+//
+// Blocking: the tiles of one image are taken a block of whole tile rows at a time, so that
+// V (36 x C x Tb) and M (36 x M x Tb) of a block together stay near 2 MiB (L2). Per block:
+//   1. input transform: per channel, each of the block's 4*rows + 2 input rows is padded and
+//      split by column phase (x mod 4) into Q[x mod 4][row][x / 4], so the 36 values of 16
+//      neighbouring tiles are 36 contiguous 16-float loads (x = 4*tx + c reads
+//      Q[c mod 4][row][tx + c / 4]); B^T d B is then 2 x 6 six-term combinations of vectors
+//      over 16 tiles, stored to V[xi][c][t];
+//   2. the 36 GEMMs on the SGEMM (one thread each);
+//   3. output transform: per output channel, A^T M A on vectors over 16 tiles, the four
+//      columns of each output row interleaved back (x = 4*tx + j), then the bias, the fused
+//      residual and activation (CompileContext::epilogue), stored.
+// Threads: each step is split over the pool (channels, the 36 GEMMs, output channels).
+//
+// Error: the transforms' coefficients (up to 8 in A^T, 5 in B^T, 1/24 in G) make the
+// rounding error of F(4x4, 3x3) in float a few times that of the direct sum; on random
+// data it is about 1e-6 of sum |x||w| (tests/unit/conv_x86_test.cc checks 1e-4 of it).
+//
+// The vector code is written on GCC vectors of 16 floats (v16.h) and built per ISA with
+// target_clones (AVX-512F, AVX2, baseline; once on aarch64), like the depthwise kernel.
+#include "backends/cpu/x86/conv_winograd.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+#include "backends/cpu/thread_pool.h"
+#include "backends/cpu/x86/fused_tail.h"
+#include "backends/cpu/x86/parallel_x86.h"
+#include "backends/cpu/x86/sgemm.h"
+#include "backends/cpu/x86/v16.h"
+#include "runtime/ops/spatial_attrs.h"
+
+// load16 and friends take and return V16 by value; they are always inlined, so the
+// vector ABI of the baseline clone (no AVX-512) never applies.
+#pragma GCC diagnostic ignored "-Wpsabi"
+
+namespace tessera::x86 {
+
+namespace {
+
+#if defined(__x86_64__) || defined(_M_X64)
+#define TSR_WINOGRAD_CLONES __attribute__((target_clones("avx512f", "arch=haswell", "default")))
+#else
+#define TSR_WINOGRAD_CLONES
+#endif
+
+typedef int32_t I16 __attribute__((vector_size(64)));
+
+constexpr int64_t kTiles = 16;                 // tiles per vector
+constexpr int64_t kXi = 36;                    // positions of the 6x6 transformed tile
+constexpr size_t kBlockBytes = 2u << 20;       // target bytes of V and M of one block
+
+inline size_t align64(size_t bytes) { return (bytes + 63) / 64 * 64; }
+inline int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
+
+__attribute__((always_inline)) inline V16 load16(const float* p) {
+  V16 v;
+  __builtin_memcpy(&v, p, sizeof v);
+  return v;
+}
+__attribute__((always_inline)) inline void store16(float* p, V16 v) { __builtin_memcpy(p, &v, sizeof v); }
+
+// Where column t of one row of a packed-B matrix lives (sgemm_pack_b's layout: NR-wide
+// panels of kc x NR floats per KC block of rows): row + (t / nr) * panel + t % nr, with
+// `row` the row's place in its block's first panel and panel = kc * NR.
+struct PackedRow {
+  float* row;
+  int64_t nr, panel;
+  int64_t cols;  // columns of the matrix (whole panels): lanes at or past it are dropped
+};
+
+// Stores columns t .. t + 15 of a packed row, `off` floats further (the matrix of another
+// xi); a run that crosses a panel boundary is split, columns past the last are dropped.
+__attribute__((always_inline)) inline void store_panels(const PackedRow& pr, int64_t off, int64_t t, V16 v) {
+  const int64_t j = t % pr.nr;
+  float* dst = pr.row + off + (t / pr.nr) * pr.panel + j;
+  if (j + kTiles <= pr.nr && t + kTiles <= pr.cols) {
+    store16(dst, v);
+    return;
+  }
+  alignas(64) float lanes[kTiles];
+  store16(lanes, v);
+  const int64_t end = std::min<int64_t>(kTiles, pr.cols - t);
+  for (int64_t done = 0; done < end;) {
+    const int64_t n = std::min<int64_t>(end - done, pr.nr - (t + done) % pr.nr);
+    float* d = pr.row + off + ((t + done) / pr.nr) * pr.panel + (t + done) % pr.nr;
+    for (int64_t k = 0; k < n; ++k) d[k] = lanes[done + k];
+    done += n;
+  }
+}
+
+// z = B^T d for six vectors (rows of B^T: [4 0 -5 0 1 0], [0 -4 -4 1 1 0], [0 4 -4 -1 1 0],
+// [0 -2 -1 2 1 0], [0 2 -1 -2 1 0], [0 4 0 -5 0 1]).
+__attribute__((always_inline)) inline void bt6(V16 d0, V16 d1, V16 d2, V16 d3, V16 d4, V16 d5, V16* z) {
+  const V16 a = d4 - 4.f * d2, b = d3 - 4.f * d1, c = d4 - d2, e = 2.f * (d3 - d1);
+  z[0] = 4.f * d0 - 5.f * d2 + d4;
+  z[1] = a + b;
+  z[2] = a - b;
+  z[3] = c + e;
+  z[4] = c - e;
+  z[5] = 4.f * d1 - 5.f * d3 + d5;
+}
+
+// o = A^T m for six vectors (rows of A^T: [1 1 1 1 1 0], [0 1 -1 2 -2 0], [0 1 1 4 4 0],
+// [0 1 -1 8 -8 1]).
+__attribute__((always_inline)) inline void at6(V16 m0, V16 m1, V16 m2, V16 m3, V16 m4, V16 m5, V16* o) {
+  const V16 s12 = m1 + m2, d12 = m1 - m2, s34 = m3 + m4, d34 = m3 - m4;
+  o[0] = m0 + s12 + s34;
+  o[1] = d12 + 2.f * d34;
+  o[2] = s12 + 4.f * s34;
+  o[3] = d12 + 8.f * d34 + m5;
+}
+
+// Input transform of one channel for the tile rows [ty0, ty1):
+//   V[xi] column t (xi = 6 * r + c, t = (ty - ty0) * tw + tx) = (B^T d B)[r][c],
+// written into sgemm's packed-B layout of V[xi] (see store_panels): `v` points at this
+// channel's row of the layout, V[xi] starts xi * v_xi floats after V[0]. q: 4 * (4 * rows +
+// 2) * qw floats of scratch (the phase-split rows), then 4 * qw floats (one padded row).
+// Writes 16 tiles at a time: the lanes past a tile row's end land on the next row's tiles
+// (written after) or in the padding columns of the last panel.
+TSR_WINOGRAD_CLONES void input_transform(const float* x, int64_t ih, int64_t iw, int64_t pad_t, int64_t pad_l,
+                                         int64_t ty0, int64_t ty1, int64_t tw, int64_t qw, float* q,
+                                         const PackedRow& v, int64_t v_xi) {
+  const int64_t rows = 4 * (ty1 - ty0) + 2, phase = rows * qw;
+  float* row = q + 4 * phase;
+  // Lane k of phase c takes element 4k + c of 64 consecutive floats: 8 lanes from each
+  // pair of vectors, then the two halves joined.
+  const I16 pick[4] = {{0, 4, 8, 12, 16, 20, 24, 28, 0, 4, 8, 12, 16, 20, 24, 28},
+                       {1, 5, 9, 13, 17, 21, 25, 29, 1, 5, 9, 13, 17, 21, 25, 29},
+                       {2, 6, 10, 14, 18, 22, 26, 30, 2, 6, 10, 14, 18, 22, 26, 30},
+                       {3, 7, 11, 15, 19, 23, 27, 31, 3, 7, 11, 15, 19, 23, 27, 31}};
+  const I16 join = {0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23};
+  const int64_t x0 = std::max<int64_t>(0, pad_l), x1 = std::min<int64_t>(4 * qw, pad_l + iw);  // valid columns
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t y = 4 * ty0 + r - pad_t;
+    std::memset(row, 0, static_cast<size_t>(4 * qw) * sizeof(float));
+    if (y >= 0 && y < ih && x1 > x0)
+      std::memcpy(row + x0, x + y * iw + (x0 - pad_l), static_cast<size_t>(x1 - x0) * sizeof(float));
+    for (int64_t k = 0; k < qw; k += kTiles) {
+      const V16 a = load16(row + 4 * k), b = load16(row + 4 * k + 16), c = load16(row + 4 * k + 32),
+                d = load16(row + 4 * k + 48);
+      for (int p = 0; p < 4; ++p)
+        store16(q + p * phase + r * qw + k,
+                __builtin_shuffle(__builtin_shuffle(a, b, pick[p]), __builtin_shuffle(c, d, pick[p]), join));
+    }
+  }
+  for (int64_t ty = ty0; ty < ty1; ++ty) {
+    const float* base = q + 4 * (ty - ty0) * qw;
+    const int64_t tx0 = (ty - ty0) * tw;  // the block's tile index of the row's first tile
+    for (int64_t tx = 0; tx < tw; tx += kTiles) {
+      V16 t[6][6];  // t[r] = (d B)[r] = B^T applied along the row
+      for (int r = 0; r < 6; ++r) {
+        const float* br = base + r * qw + tx;
+        bt6(load16(br), load16(br + phase), load16(br + 2 * phase), load16(br + 3 * phase), load16(br + 1),
+            load16(br + phase + 1), t[r]);
+      }
+      for (int c = 0; c < 6; ++c) {
+        V16 z[6];
+        bt6(t[0][c], t[1][c], t[2][c], t[3][c], t[4][c], t[5][c], z);
+        for (int r = 0; r < 6; ++r) store_panels(v, (6 * r + c) * v_xi, tx0 + tx, z[r]);
+      }
+    }
+  }
+}
+
+// Output transform of one output channel for the tile rows [ty0, ty1): from
+// M[xi][t] (row stride m_xi) to Y rows 4 * ty .. 4 * ty + 3 (oh x ow plane, clipped), then
+// + bias, + z (the fused residual, same plane layout; may be null), the activation.
+TSR_WINOGRAD_CLONES void output_transform(const float* m, int64_t m_xi, int64_t ty0, int64_t ty1, int64_t tw,
+                                          int64_t oh, int64_t ow, float bias, const float* z, float* y,
+                                          const FusedActivation& act) {
+  // Lane 4k + j of the four output vectors is column j of tile k.
+  const I16 lo = {0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23};
+  const I16 hi = {8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31};
+  const I16 q0 = {0, 1, 16, 17, 2, 3, 18, 19, 4, 5, 20, 21, 6, 7, 22, 23};
+  const I16 q1 = {8, 9, 24, 25, 10, 11, 26, 27, 12, 13, 28, 29, 14, 15, 30, 31};
+  const bool activate = act.kind != FusedActivation::Kind::kNone || act.has_affine();
+  alignas(64) float buf[4 * kTiles];
+  for (int64_t ty = ty0; ty < ty1; ++ty) {
+    const float* mt = m + (ty - ty0) * tw;
+    for (int64_t tx = 0; tx < tw; tx += kTiles) {
+      V16 s[6][4];  // s[r] = (M A)[r]: A^T applied along the row
+      for (int r = 0; r < 6; ++r) {
+        const float* mr = mt + 6 * r * m_xi + tx;
+        at6(load16(mr), load16(mr + m_xi), load16(mr + 2 * m_xi), load16(mr + 3 * m_xi), load16(mr + 4 * m_xi),
+            load16(mr + 5 * m_xi), s[r]);
+      }
+      V16 o[4][4];  // o[j][i]: row i, column j of 16 tiles
+      for (int j = 0; j < 4; ++j) at6(s[0][j], s[1][j], s[2][j], s[3][j], s[4][j], s[5][j], o[j]);
+      const int64_t ox0 = 4 * tx, n = std::min<int64_t>(4 * kTiles, ow - ox0);
+      for (int i = 0; i < 4; ++i) {
+        const int64_t oy = 4 * ty + i;
+        if (oy >= oh) break;
+        const V16 a = __builtin_shuffle(o[0][i], o[1][i], lo), b = __builtin_shuffle(o[0][i], o[1][i], hi);
+        const V16 c = __builtin_shuffle(o[2][i], o[3][i], lo), d = __builtin_shuffle(o[2][i], o[3][i], hi);
+        V16 out[4] = {__builtin_shuffle(a, c, q0), __builtin_shuffle(a, c, q1), __builtin_shuffle(b, d, q0),
+                      __builtin_shuffle(b, d, q1)};
+        float* yr = y + oy * ow + ox0;
+        const float* zr = z ? z + oy * ow + ox0 : nullptr;
+        if (n == 4 * kTiles) {
+          for (int k = 0; k < 4; ++k) {
+            V16 r = out[k] + bias;
+            if (zr) r += load16(zr + 16 * k);
+            store16(yr + 16 * k, r);
+          }
+        } else {
+          for (int k = 0; k < 4; ++k) store16(buf + 16 * k, out[k] + bias);
+          for (int64_t j = 0; j < n; ++j) yr[j] = buf[j] + (zr ? zr[j] : 0.f);
+        }
+        if (activate) activate_row(act, yr, n);
+      }
+    }
+  }
+}
+
+// U[xi][m][c] = (G w[m, c] G^T)[xi], in double, for the 3x3 filters w (M x C x 3 x 3).
+void transform_weights(const float* w, int64_t m_out, int64_t c_in, float* u) {
+  static const double G[6][3] = {{1.0 / 4, 0, 0},
+                                 {-1.0 / 6, -1.0 / 6, -1.0 / 6},
+                                 {-1.0 / 6, 1.0 / 6, -1.0 / 6},
+                                 {1.0 / 24, 1.0 / 12, 1.0 / 6},
+                                 {1.0 / 24, -1.0 / 12, 1.0 / 6},
+                                 {0, 0, 1}};
+  const int64_t plane = m_out * c_in;
+  for (int64_t mc = 0; mc < plane; ++mc) {
+    const float* g = w + mc * 9;
+    double gw[6][3];  // G g
+    for (int a = 0; a < 6; ++a)
+      for (int j = 0; j < 3; ++j) gw[a][j] = G[a][0] * g[j] + G[a][1] * g[3 + j] + G[a][2] * g[6 + j];
+    for (int a = 0; a < 6; ++a)
+      for (int b = 0; b < 6; ++b)
+        u[(6 * a + b) * plane + mc] = static_cast<float>(gw[a][0] * G[b][0] + gw[a][1] * G[b][1] + gw[a][2] * G[b][2]);
+  }
+}
+
+class WinogradConvKernel final : public Kernel {
+ public:
+  int64_t batch = 0, c_in = 0, m_out = 0, ih = 0, iw = 0, oh = 0, ow = 0, pad_t = 0, pad_l = 0;
+  int64_t th = 0, tw = 0;       // tile rows and columns per image (4x4 output tiles)
+  int64_t block_rows = 0;       // tile rows per block
+  int64_t ld = 0;               // row stride of M: round_up(block_rows * tw, NR) + kTiles (slack)
+  int64_t nr = 0, kc = 0;       // the SGEMM path's NR and KC (V is written as its packed B)
+  int64_t v_xi = 0;             // floats per V[xi]: C * round_up(block_rows * tw, NR)
+  int64_t qw = 0;               // phase-split row length: round_up(tw, 16) + 16
+  bool has_bias = false;
+  int addend_input = -1;
+  FusedActivation act;
+  int threads = 1;
+  cpu::SgemmIsa isa = cpu::SgemmIsa::kAuto;
+  cpu::PackedGroups packed_u;  // per xi: U[xi] (M x C) packed as sgemm's A
+  size_t v_bytes = 0, m_bytes = 0, q_slot = 0, gemm_slot = 0, scratch = 0;
+
+  size_t scratch_bytes() const override { return scratch; }
+
+  Status run(const KernelContext& ctx) const override {
+    const float* x = ctx.input(0).data_as<float>();
+    const float* b = has_bias ? ctx.input(2).data_as<float>() : nullptr;
+    const float* z = addend_input >= 0 ? ctx.input(static_cast<size_t>(addend_input)).data_as<float>() : nullptr;
+    float* y = ctx.output(0).data_as<float>();
+    ThreadPool* pool = threads > 1 ? ctx.thread_pool : nullptr;
+    char* base = static_cast<char*>(ctx.scratch);
+    float* v = reinterpret_cast<float*>(base);
+    float* mm = reinterpret_cast<float*>(base + v_bytes);
+    char* slots = base + v_bytes + m_bytes;
+    const int64_t in_plane = ih * iw, out_plane = oh * ow;
+    for (int64_t n = 0; n < batch; ++n) {
+      for (int64_t ty0 = 0; ty0 < th; ty0 += block_rows) {
+        const int64_t ty1 = std::min(th, ty0 + block_rows), tiles = (ty1 - ty0) * tw;
+        // V[xi] (C x tiles) in sgemm's packed-B layout, `cols` columns (whole panels).
+        const int64_t cols = round_up(tiles, nr);
+        run_slots(pool, threads, c_in, [&](int64_t slot, int64_t c0, int64_t c1) {
+          float* q = reinterpret_cast<float*>(slots + static_cast<size_t>(slot) * (q_slot + gemm_slot));
+          for (int64_t c = c0; c < c1; ++c) {
+            const int64_t pc = c / kc * kc, depth = std::min(kc, c_in - pc);
+            const PackedRow row{v + pc * cols + (c - pc) * nr, nr, depth * nr, cols};
+            input_transform(x + (n * c_in + c) * in_plane, ih, iw, pad_t, pad_l, ty0, ty1, tw, qw, q, row, v_xi);
+          }
+        });
+        run_slots(pool, threads, kXi, [&](int64_t slot, int64_t x0, int64_t x1) {
+          void* gs = slots + static_cast<size_t>(slot) * (q_slot + gemm_slot) + q_slot;
+          for (int64_t xi = x0; xi < x1; ++xi) {
+            cpu::SgemmArgs a;
+            a.m = m_out;
+            a.n = cols;  // whole panels: the micro-kernel writes M directly (no edge tiles)
+            a.k = c_in;
+            a.packed_a = packed_u.group(xi);
+            a.packed_b = v + xi * v_xi;
+            a.c = mm + xi * m_out * ld;
+            a.ldc = ld;
+            a.isa = isa;
+            cpu::sgemm(a, gs, nullptr, 1);
+          }
+        });
+        run_slots(pool, threads, m_out, [&](int64_t, int64_t m0, int64_t m1) {
+          for (int64_t m = m0; m < m1; ++m) {
+            const int64_t p = (n * m_out + m) * out_plane;
+            output_transform(mm + m * ld, m_out * ld, ty0, ty1, tw, oh, ow, b ? b[m] : 0.f, z ? z + p : nullptr, y + p,
+                             act);
+          }
+        });
+      }
+    }
+    return Status::ok();
+  }
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Kernel>> make_Conv_winograd(const CompileContext& ctx, bool heuristic) {
+  const auto decline = [] { return Result<std::unique_ptr<Kernel>>(std::unique_ptr<Kernel>()); };
+  bool has_bias = false;
+  if (!float_conv_operands(ctx, &has_bias)) return decline();
+  const Shape& xs = ctx.input(0).shape;
+  const Shape& ws = ctx.input(1).shape;
+  if (xs.size() != 4 || ws.size() != 4 || ws[2] != 3 || ws[3] != 3 || !ctx.input(1).constant) return decline();
+  if (ctx.node.attr_i("group", 1) != 1 || ws[1] != xs[1] || xs[0] < 1 || xs[1] < 1 || ws[0] < 1) return decline();
+  if (has_bias && (ctx.input(2).shape.size() != 1 || ctx.input(2).shape[0] != ws[0])) return decline();
+  auto geom = window_geometry(ctx.node, xs, {3, 3}, false);
+  if (!geom.is_ok()) return decline();  // the reference reports the error
+  const WindowGeometry& g = geom.value();
+  for (int d = 0; d < 2; ++d)
+    if (g.strides[d] != 1 || g.dilations[d] != 1 || g.out[d] < 1) return decline();
+  FusedTail tail;
+  if (!read_fused_tail(ctx, /*allow_col_bias=*/false, &tail)) return decline();
+  auto k = std::make_unique<WinogradConvKernel>();
+  k->batch = xs[0];
+  k->c_in = xs[1];
+  k->m_out = ws[0];
+  k->ih = g.in[0];
+  k->iw = g.in[1];
+  k->oh = g.out[0];
+  k->ow = g.out[1];
+  k->pad_t = g.pads_begin[0];
+  k->pad_l = g.pads_begin[1];
+  k->th = (k->oh + 3) / 4;
+  k->tw = (k->ow + 3) / 4;
+  if (heuristic) {
+    const char* env = std::getenv("TESSERA_WINOGRAD");
+    if ((env && std::strcmp(env, "0") == 0) || !cpu::sgemm_isa_available(cpu::SgemmIsa::kAvx512) ||
+        (has_bias && !ctx.input(2).constant) || k->c_in < 16 || k->m_out < 16 || k->th * k->tw < 16)
+      return decline();
+  }
+  k->has_bias = has_bias;
+  k->addend_input = tail.addend;
+  k->act = tail.act;
+  k->threads = std::max(1, ctx.threads);
+  k->isa = cpu::sgemm_best_isa();
+  // Tile rows per block: V and M of a block near kBlockBytes, at least one row.
+  const size_t row_bytes = static_cast<size_t>(kXi * (k->c_in + k->m_out) * k->tw) * sizeof(float);
+  k->block_rows = std::clamp<int64_t>(static_cast<int64_t>(kBlockBytes / row_bytes), 1, k->th);
+  const cpu::SgemmBlocking blk = cpu::sgemm_blocking(k->isa);
+  k->nr = blk.nr;
+  k->kc = blk.kc;
+  const int64_t cols = round_up(k->block_rows * k->tw, k->nr);
+  k->ld = cols + kTiles;
+  k->v_xi = k->c_in * cols;
+  k->qw = round_up(k->tw, kTiles) + kTiles;
+  k->v_bytes = align64(static_cast<size_t>(kXi * k->v_xi) * sizeof(float));
+  k->m_bytes = align64(static_cast<size_t>(kXi * k->m_out * k->ld) * sizeof(float));
+  k->q_slot = align64(static_cast<size_t>(4 * (4 * k->block_rows + 2) * k->qw + 4 * k->qw) * sizeof(float));
+  k->gemm_slot = align64(cpu::sgemm_scratch_bytes(k->m_out, cols, k->c_in, 1, k->isa));
+  k->scratch = k->v_bytes + k->m_bytes + (k->q_slot + k->gemm_slot) * static_cast<size_t>(k->threads);
+  // U, then packed per xi as sgemm's A (M x C).
+  std::unique_ptr<float, void (*)(void*)> u{
+      static_cast<float*>(std::malloc(static_cast<size_t>(kXi * k->c_in * k->m_out) * sizeof(float))), &std::free};
+  if (!u) return out_of_memory(ctx.node.describe() + ": cannot allocate the Winograd-transformed weights");
+  transform_weights(ctx.input(1).constant->data_as<float>(), k->m_out, k->c_in, u.get());
+  TSR_RETURN_IF_ERROR(k->packed_u.pack(u.get(), kXi, k->m_out * k->c_in, k->c_in, false, k->m_out, k->c_in, k->isa,
+                                       ctx.node.describe()));
+  return std::unique_ptr<Kernel>(std::move(k));
+}
+
+}  // namespace tessera::x86
