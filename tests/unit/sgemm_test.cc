@@ -30,6 +30,7 @@ struct Case {
   // an activation after everything else.
   bool pack_a = false, row_bias = false, addend = false;
   FusedActivation::Kind act = FusedActivation::Kind::kNone;
+  bool pack_b = false;  // op(B) pre-packed by sgemm_pack_b
 };
 
 double apply_act(FusedActivation::Kind k, double x) {
@@ -87,6 +88,13 @@ void check(const Case& cs, SgemmIsa isa, ThreadPool* pool, int threads, uint32_t
     packed = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(packed_store.data()) + 63) / 64 * 64);
     sgemm_pack_a(a.data(), lda, cs.ta, cs.m, cs.k, isa, packed);
   }
+  std::vector<float> packed_b_store;
+  float* packed_b = nullptr;
+  if (cs.pack_b) {
+    packed_b_store.assign(sgemm_packed_b_floats(cs.n, cs.k, isa) + 16, 0.f);
+    packed_b = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(packed_b_store.data()) + 63) / 64 * 64);
+    sgemm_pack_b(b.data(), ldb, cs.tb, cs.k, cs.n, isa, packed_b);
+  }
 
   SgemmArgs g;
   g.m = cs.m; g.n = cs.n; g.k = cs.k;
@@ -98,6 +106,7 @@ void check(const Case& cs, SgemmIsa isa, ThreadPool* pool, int threads, uint32_t
   g.relu = cs.relu;
   g.isa = isa;
   g.packed_a = packed;
+  g.packed_b = packed_b;
   if (cs.row_bias) g.row_bias = row_bias.data();
   if (cs.addend) {
     g.addend = addend.data();
@@ -178,6 +187,21 @@ std::vector<Case> shapes() {
       c.act = act;
       v.push_back(c);
       ++i;
+    }
+  }
+  // Few rows (the small-M path, m <= 4): B row-major, transposed (the tiled path) or
+  // pre-packed, A transposed or not, every epilogue term, K past one KC block.
+  int s = 0;
+  for (auto& d : {std::array<int64_t, 3>{1, 1000, 520}, std::array<int64_t, 3>{2, 45, 300}, std::array<int64_t, 3>{3, 70, 20},
+                  std::array<int64_t, 3>{4, 33, 600}, std::array<int64_t, 3>{1, 15, 7}, std::array<int64_t, 3>{2, 16, 1}}) {
+    for (int t = 0; t < 6; ++t) {
+      Case c{d[0], d[1], d[2], (t & 1) != 0, t == 2 || t == 3, t % 2 ? 0.5f : 1.f, t >= 4 ? 1.f : 0.f, t != 1, false, s % 2};
+      c.pack_b = t >= 4 || t == 3;
+      c.row_bias = (t & 1) == 0;
+      c.addend = t >= 3;
+      c.act = acts[s % 8];
+      v.push_back(c);
+      ++s;
     }
   }
   v.push_back({8, 9, 0, false, false, 1.f, 0.5f, true, true});  // k = 0: C = relu(beta C + bias)

@@ -7,6 +7,7 @@
 
 #include "backends/cpu/thread_pool.h"
 #include "backends/cpu/x86/sgemm_kernels.h"
+#include "backends/cpu/x86/sgemm_small_m.h"
 #ifdef TSR_SGEMM_NEON
 #include "backends/cpu/arm/cpu_features.h"
 #endif
@@ -265,12 +266,33 @@ SgemmIsa sgemm_best_isa() {
   return best;
 }
 
+// The small-M path's split of N: whole NR panels, at most `threads` parts.
+Split small_m_split(const SgemmKernelInfo& ki, int64_t n, int threads) {
+  Split s;
+  s.by_columns = true;
+  s.unit = ki.nr;
+  s.units = (n + ki.nr - 1) / ki.nr;
+  s.parts = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(threads, s.units)));
+  return s;
+}
+
+// Its accumulators: part t of a split into `parts` takes sgemm_small_m_acc_floats(m, its
+// columns) = m * (its panels * NR + 16) floats, the parts one after another.
+size_t small_m_bytes(const SgemmKernelInfo& ki, int64_t m, int64_t n, int parts) {
+  return align_up(static_cast<size_t>(m * ((n + ki.nr - 1) / ki.nr * ki.nr + 16 * parts)) * sizeof(float));
+}
+
 size_t sgemm_scratch_bytes(int64_t m, int64_t n, int64_t k, int threads, SgemmIsa isa) {
   const SgemmKernelInfo ki = kernel_for(isa);
   const Split s = split_for(ki, m, n, std::max(threads, 1));
   const ScratchLayout lay =
       layout_for(ki, s.by_columns ? m : max_part(s, m), s.by_columns ? max_part(s, n) : n, k);
-  return lay.per_thread() * static_cast<size_t>(s.parts);
+  size_t bytes = lay.per_thread() * static_cast<size_t>(s.parts);
+  if (m >= 1 && m <= kSmallM) {  // the small-M path may run instead (its own split)
+    const Split sm = small_m_split(ki, n, std::max(threads, 1));
+    bytes = std::max(bytes, small_m_bytes(ki, m, n, sm.parts));
+  }
+  return bytes;
 }
 
 size_t sgemm_packed_b_floats(int64_t n, int64_t k, SgemmIsa isa) {
@@ -329,6 +351,22 @@ void sgemm(const SgemmArgs& args, void* scratch, ThreadPool* pool, int max_threa
   // Small products are not worth waking threads for (~2 MFLOP per extra thread).
   const double flops = 2.0 * static_cast<double>(g.m) * static_cast<double>(g.n) * static_cast<double>(g.k);
   threads = static_cast<int>(std::max<double>(1, std::min<double>(threads, flops / 2e6)));
+  if (sgemm_small_m_applies(g, ki.nr)) {
+    // Few rows: each part accumulates its panels' columns of every row (sgemm_small_m.cc).
+    // Parts as sized for max_threads; this run uses at most as many, each in its own slot.
+    // Scratch was sized for max_threads parts (small_m_bytes); this run uses at most as many.
+    const Split use = small_m_split(ki, g.n, threads);
+    float* acc = static_cast<float*>(scratch);
+    auto run_parts = [&](int64_t begin, int64_t end) {
+      for (int64_t t = begin; t < end; ++t) {
+        const int64_t u0 = use.units * t / use.parts, u1 = use.units * (t + 1) / use.parts;
+        sgemm_small_m(g, ki.nr, ki.kc, u0 * ki.nr, std::min(g.n, u1 * ki.nr), acc + g.m * (u0 * ki.nr + 16 * t));
+      }
+    };
+    if (use.parts == 1 || !pool) run_parts(0, use.parts);
+    else pool->parallel_for(use.parts, run_parts);
+    return;
+  }
   const Split s = split_for(ki, g.m, g.n, threads);
   // Layout as sized for max_threads (>= this run's parts), so it fits the scratch.
   const Split planned = split_for(ki, g.m, g.n, std::max(max_threads, 1));
