@@ -95,6 +95,40 @@ __attribute__((always_inline)) inline void dw_block_fixed(const float* row0, int
   }
 }
 
+// One block of 32 flat outputs of a stride-2 depthwise plane stored as four parity
+// quarters (see the stride-2 flat path): tap (kh, kw) of flat output f reads quarter
+// ((kh*dh) & 1, (kw*dw) & 1) at f + ((kh*dh) >> 1) * hc + ((kw*dw) >> 1).
+template <int K>
+__attribute__((always_inline)) inline void dw_block_quarters(const float* q0, int64_t qs, int64_t hc, const V16* w,
+                                                             int64_t dh, int64_t dw, V16& a0, V16& a1) {
+  for (int kh = 0; kh < K; ++kh) {
+    const int64_t ro = kh * dh;
+    for (int kw = 0; kw < K; ++kw) {
+      const int64_t co = kw * dw;
+      const float* src = q0 + ((ro & 1) * 2 + (co & 1)) * qs + (ro >> 1) * hc + (co >> 1);
+      V16 x0, x1;
+      __builtin_memcpy(&x0, src, sizeof x0);
+      __builtin_memcpy(&x1, src + 16, sizeof x1);
+      a0 += w[kh * K + kw] * x0;
+      a1 += w[kh * K + kw] * x1;
+    }
+  }
+}
+
+// Copies n floats, or zeroes them (src null): 16 at a time in V16 vectors, the rest one by
+// one, inline. The planes of late depthwise layers are 7 to 14 floats wide, where a call to
+// memcpy or memset per row cost more than the taps (with the loop-pattern pass off in the
+// caller, GCC does not turn the tail loops back into such calls).
+__attribute__((always_inline)) inline void copy_row(float* dst, const float* src, int64_t n) {
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    V16 v = {};
+    if (src) __builtin_memcpy(&v, src + i, sizeof v);
+    __builtin_memcpy(dst + i, &v, sizeof v);
+  }
+  for (; i < n; ++i) dst[i] = src ? src[i] : 0.f;
+}
+
 // See ConvKernel::depthwise_plane. Compiled three times (AVX-512F, AVX2+FMA, baseline) and
 // dispatched by the loader (GCC function multi-versioning). On aarch64 (this file is built
 // there too) once, for the baseline, where AdvSIMD is always present.
@@ -106,10 +140,65 @@ __attribute__((always_inline)) inline void dw_block_fixed(const float* row0, int
 #else
 #define TSR_DEPTHWISE_CLONES
 #endif
-TSR_DEPTHWISE_CLONES void depthwise_plane_impl(
+TSR_DEPTHWISE_CLONES __attribute__((optimize("no-tree-loop-distribute-patterns"))) void depthwise_plane_impl(
     const float* xp, const float* wp, float bias, const float* zp, float* yp, float* padded, int64_t ih, int64_t iw,
     int64_t oh, int64_t ow, int64_t kh_n, int64_t kw_n, int64_t sh, int64_t sw, int64_t dh, int64_t dw, int64_t ph,
-    int64_t pw, int64_t pad_rows, int64_t pad_cols, const FusedActivation& act) {
+    int64_t pw, int64_t pad_rows, int64_t pad_cols, const FusedActivation& act, float* flat) {
+  const int fixed_k = kh_n == kw_n && (kh_n == 3 || kh_n == 5) ? static_cast<int>(kh_n) : 0;
+  if (flat && fixed_k && sh == 2 && sw == 2) {
+    // Stride 2, 3x3 or 5x5: the padded plane split by row and column parity into four
+    // quarters of hr x hc (quarter (pr, pc) holds padded[2i + pr][2j + pc] at i * hc + j,
+    // quarters qs = hr * hc + 32 floats apart: the gap takes the 16-float overrun of the
+    // row splitting), so output (oy, ox) is flat position f = oy * hc + ox of each tap's
+    // quarter and blocks of 32 run over all rows at once, as in the stride-1 flat path.
+    const int64_t hc = (pad_cols + 1) / 2, hr = (pad_rows + 1) / 2, qs = hr * hc + 32;
+    float* rowbuf = flat + round_up(oh * hc, kDwBlock);  // one padded row, round_up(pad_cols, 32) floats
+    const int64_t c0 = std::min(pad_cols, std::max<int64_t>(0, pw)), c1 = std::max(c0, std::min(pad_cols, pw + iw));
+    typedef int32_t I16 __attribute__((vector_size(64)));
+    const I16 even = {0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30};
+    const I16 odd = even + 1;
+    for (int64_t r = 0; r < pad_rows; ++r) {
+      const int64_t xr = r - ph;
+      copy_row(rowbuf, nullptr, round_up(pad_cols, kDwBlock));
+      if (xr >= 0 && xr < ih) copy_row(rowbuf + c0, xp + xr * iw + (c0 - pw), c1 - c0);
+      float* de = padded + (r & 1) * 2 * qs + (r >> 1) * hc;  // quarter (r & 1, 0), row r / 2
+      float* dodd = de + qs;                                   // quarter (r & 1, 1)
+      for (int64_t c = 0; c < pad_cols; c += kDwBlock) {
+        V16 a, b;
+        __builtin_memcpy(&a, rowbuf + c, sizeof a);
+        __builtin_memcpy(&b, rowbuf + c + 16, sizeof b);
+        const V16 e = __builtin_shuffle(a, b, even), o = __builtin_shuffle(a, b, odd);
+        __builtin_memcpy(de + c / 2, &e, sizeof e);
+        __builtin_memcpy(dodd + c / 2, &o, sizeof o);
+      }
+    }
+    V16 wq[25];
+    for (int64_t t = 0; t < kh_n * kw_n; ++t) {
+      wq[t] = V16{};
+      wq[t] += wp[t];
+    }
+    const int64_t total = oh * hc;
+    for (int64_t f = 0; f < total; f += kDwBlock) {
+      V16 a0 = {}, a1 = {};
+      a0 += bias;
+      a1 += bias;
+      if (fixed_k == 3) dw_block_quarters<3>(padded + f, qs, hc, wq, dh, dw, a0, a1);
+      else dw_block_quarters<5>(padded + f, qs, hc, wq, dh, dw, a0, a1);
+      __builtin_memcpy(flat + f, &a0, sizeof a0);
+      __builtin_memcpy(flat + f + 16, &a1, sizeof a1);
+    }
+    for (int64_t oy = 0; oy < oh; ++oy) {
+      float* yr = yp + oy * ow;
+      const float* fr = flat + oy * hc;
+      if (zp) {
+        for (int64_t ox = 0; ox < ow; ++ox) yr[ox] = fr[ox] + zp[oy * ow + ox];
+      } else {
+        copy_row(yr, fr, ow);
+      }
+      if (act.kind != FusedActivation::Kind::kNone || act.has_affine()) activate_row(act, yr, ow);
+    }
+    return;
+  }
   const bool split = sw == 2;
   const int64_t half = (pad_cols + 1) / 2;  // even columns of a split row
   // padded[r, c] = X[r - ph, c - pw], 0 outside X (column c at c, or at (c & 1) * half + c / 2).
@@ -117,7 +206,7 @@ TSR_DEPTHWISE_CLONES void depthwise_plane_impl(
     float* dst = padded + r * pad_cols;
     const int64_t xr = r - ph;
     if (xr < 0 || xr >= ih) {
-      std::memset(dst, 0, static_cast<size_t>(pad_cols) * sizeof(float));
+      copy_row(dst, nullptr, pad_cols);
       continue;
     }
     const float* src = xp + xr * iw;
@@ -130,8 +219,8 @@ TSR_DEPTHWISE_CLONES void depthwise_plane_impl(
     }
     const int64_t c0 = std::min(pad_cols, std::max<int64_t>(0, pw));          // first column inside X
     const int64_t c1 = std::max(c0, std::min(pad_cols, pw + iw));              // one past the last
-    for (int64_t c = 0; c < c0; ++c) dst[c] = 0.f;  // borders are a few floats: no calls
-    std::memcpy(dst + c0, src + (c0 - pw), static_cast<size_t>(c1 - c0) * sizeof(float));
+    for (int64_t c = 0; c < c0; ++c) dst[c] = 0.f;  // borders are a few floats
+    copy_row(dst + c0, src + (c0 - pw), c1 - c0);
     for (int64_t c = c1; c < pad_cols; ++c) dst[c] = 0.f;
   }
   // Each output row in blocks of kDwBlock = 32 columns accumulated in two V16 registers over
@@ -145,6 +234,34 @@ TSR_DEPTHWISE_CLONES void depthwise_plane_impl(
   for (int64_t t = 0; t < (fixed ? kh_n * kw_n : 0); ++t) {
     wv[t] = V16{};
     wv[t] += wp[t];
+  }
+  if (flat && fixed && sh == 1 && sw == 1) {
+    // Stride 1, 3x3 or 5x5: the outputs as one flat run over the padded plane. Output
+    // (oy, ox) is flat position f = oy * pad_cols + ox, and its taps are at padded[f +
+    // kh * dh * pad_cols + kw * dw] for every f, so blocks of 32 run over all of them
+    // regardless of rows: pad_cols - ow wasted columns per row instead of a partial block
+    // per row (7 of 32 useful on a 7-wide plane). Then each row is copied out of `flat`.
+    const int64_t total = oh * pad_cols;
+    for (int64_t f = 0; f < total; f += kDwBlock) {
+      V16 a0 = {}, a1 = {};
+      a0 += bias;
+      a1 += bias;
+      if (fixed == 3) dw_block_fixed<3, 3>(padded + f, dh * pad_cols, wv, dw, false, half, a0, a1);
+      else dw_block_fixed<5, 5>(padded + f, dh * pad_cols, wv, dw, false, half, a0, a1);
+      __builtin_memcpy(flat + f, &a0, sizeof a0);
+      __builtin_memcpy(flat + f + 16, &a1, sizeof a1);
+    }
+    for (int64_t oy = 0; oy < oh; ++oy) {
+      float* yr = yp + oy * ow;
+      const float* fr = flat + oy * pad_cols;
+      if (zp) {
+        for (int64_t ox = 0; ox < ow; ++ox) yr[ox] = fr[ox] + zp[oy * ow + ox];
+      } else {
+        copy_row(yr, fr, ow);
+      }
+      if (act.kind != FusedActivation::Kind::kNone || act.has_affine()) activate_row(act, yr, ow);
+    }
+    return;
   }
   for (int64_t oy = 0; oy < oh; ++oy) {
     float* yr = yp + oy * ow;
@@ -214,6 +331,7 @@ class ConvKernel final : public Kernel {
   bool direct = false;      // the 2-D direct path
   bool depthwise = false;   // direct path with one input channel per output (cg == 1)
   int64_t pad_rows = 0, pad_cols = 0;  // depthwise: the zero-bordered input plane
+  int64_t flat_offset = 0;             // depthwise stride 1: floats from the plane to the flat output run, or 0
   bool pointwise = false;   // X is the col matrix
   bool per_thread = false;  // whole tiles per thread
   // Narrow outputs (fewer output positions than the micro-kernel's NR): the product is
@@ -250,7 +368,8 @@ class ConvKernel final : public Kernel {
             const float* zp = z ? z + p * out_size : nullptr;
             if (depthwise) {
               const float* xp = x + (n * c_in + m / mg) * in_size;  // cg == 1: input channel m / mg
-              depthwise_plane(xp, w + m * k_size, b ? b[m] : 0.f, zp, yp, padded);
+              depthwise_plane(xp, w + m * k_size, b ? b[m] : 0.f, zp, yp, padded,
+                              flat_offset ? padded + flat_offset : nullptr);
               continue;
             }
             direct_plane(x, w, b, y, n, m);
@@ -439,10 +558,11 @@ class ConvKernel final : public Kernel {
   // built for AVX-512, AVX2 and baseline x86-64 and picked at load time: target_clones).
   // Summation order per output: bias first, then taps row-major, as the reference's
   // conv2d_plane; the addend and the activation last.
-  void depthwise_plane(const float* xp, const float* wp, float bias, const float* zp, float* yp, float* padded) const {
+  void depthwise_plane(const float* xp, const float* wp, float bias, const float* zp, float* yp, float* padded,
+                       float* flat) const {
     depthwise_plane_impl(xp, wp, bias, zp, yp, padded, g.in[0], g.in[1], g.out[0], g.out[1], g.kernel[0], g.kernel[1],
                          g.strides[0], g.strides[1], g.dilations[0], g.dilations[1], g.pads_begin[0], g.pads_begin[1],
-                         pad_rows, pad_cols, act);
+                         pad_rows, pad_cols, act, flat);
   }
 
   // Output plane (n, m) of a 2-D conv, exactly as the reference computes it.
@@ -501,6 +621,21 @@ Result<std::unique_ptr<Kernel>> make_Conv(const CompileContext& ctx) {
       kern->pad_rows = (g.out[0] - 1) * g.strides[0] + (g.kernel[0] - 1) * g.dilations[0] + 1;
       kern->pad_cols = (g.out[1] - 1) * g.strides[1] + (g.kernel[1] - 1) * g.dilations[1] + 1;
       kern->slot_bytes = align64(static_cast<size_t>(kern->pad_rows * kern->pad_cols + kDwSlack) * sizeof(float));
+      // 3x3 or 5x5 at stride 1 or 2 with the taps' overrun within the slack: the flat
+      // paths. Stride 1: the output run after the plane. Stride 2: the four quarters
+      // (4 * (hr * hc + 32) floats, more than the plane) plus the slack, then the output
+      // run, then one padded row.
+      const bool fixed = g.kernel[0] == g.kernel[1] && (g.kernel[0] == 3 || g.kernel[0] == 5);
+      const bool fits = (g.kernel[1] - 1) * g.dilations[1] + kDwBlock <= kDwSlack;
+      if (fixed && fits && g.strides[0] == 1 && g.strides[1] == 1) {
+        kern->flat_offset = static_cast<int64_t>(kern->slot_bytes / sizeof(float));
+        kern->slot_bytes += align64(static_cast<size_t>(round_up(g.out[0] * kern->pad_cols, kDwBlock)) * sizeof(float));
+      } else if (fixed && fits && g.strides[0] == 2 && g.strides[1] == 2) {
+        const int64_t hc = (kern->pad_cols + 1) / 2, hr = (kern->pad_rows + 1) / 2;
+        kern->flat_offset = 4 * (hr * hc + 32) + kDwSlack;
+        kern->slot_bytes = align64(static_cast<size_t>(kern->flat_offset + round_up(g.out[0] * hc, kDwBlock) +
+                                                       round_up(kern->pad_cols, kDwBlock) + kDwBlock) * sizeof(float));
+      }
       kern->scratch = kern->slot_bytes * static_cast<size_t>(threads);
     }
     return std::unique_ptr<Kernel>(std::move(kern));
