@@ -1,8 +1,14 @@
 // Slice reference kernel (runtime/ops/slice.cc): output coords c read input coords
 // start[a] + c[a] * step[a]; the parameters are resolved once at compile time.
+#include <cstring>
+
 #include "backends/cpu/ref/ref_util.h"
 
 namespace tessera::ref {
+
+namespace {
+constexpr size_t kRowsMaxRank = 16;  // ranks up to this take the row-copy loop
+}  // namespace
 
 Result<std::unique_ptr<Kernel>> make_Slice(const CompileContext& ctx) {
   TSR_ASSIGN_OR_RETURN(SliceParams p, resolve_slice(ctx.node, ctx.input(0).shape, const_inputs_of(ctx)));
@@ -15,6 +21,32 @@ Result<std::unique_ptr<Kernel>> make_Slice(const CompileContext& ctx) {
       const W* px = x.data_as<W>();
       W* py = y.data_as<W>();
       const size_t r = p.out.size();
+      if (r >= 1 && r <= kRowsMaxRank && y.numel() > 0) {
+        // Output rows (the last axis) one at a time, the row's input offset kept
+        // incrementally over the outer axes; a unit step copies the row with memcpy.
+        const size_t last = r - 1;
+        const int64_t inner = p.out[last], in_step = p.step[last] * in_strides[last];
+        int64_t idx[kRowsMaxRank] = {}, delta[kRowsMaxRank];
+        int64_t base = 0;
+        for (size_t a = 0; a < r; ++a) {
+          base += p.start[a] * in_strides[a];
+          delta[a] = p.step[a] * in_strides[a];
+        }
+        for (int64_t o = 0; o < y.numel(); o += inner, py += inner) {
+          if (in_step == 1) {
+            std::memcpy(py, px + base, static_cast<size_t>(inner) * sizeof(W));
+          } else {
+            for (int64_t j = 0; j < inner; ++j) py[j] = px[base + j * in_step];
+          }
+          for (size_t a = last; a-- > 0;) {  // next row: carry over the outer axes
+            base += delta[a];
+            if (++idx[a] < p.out[a]) break;
+            base -= delta[a] * p.out[a];
+            idx[a] = 0;
+          }
+        }
+        return Status::ok();
+      }
       for (int64_t o = 0; o < y.numel(); ++o) {
         int64_t rem = o, off = 0;
         for (size_t k2 = 0; k2 < r; ++k2) {

@@ -41,6 +41,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <vector>
 
 #include "backends/cpu/ref/conv2d_plane.h"
 #include "backends/cpu/ref/nd_index.h"
@@ -331,6 +332,9 @@ class ConvKernel final : public Kernel {
   bool direct = false;      // the 2-D direct path
   bool depthwise = false;   // direct path with one input channel per output (cg == 1)
   int64_t pad_rows = 0, pad_cols = 0;  // depthwise: the zero-bordered input plane
+  // im2col: per tap k of the last dim, the output columns [tap_lo, tap_hi) whose input
+  // column is inside X (valid_range), computed once at compile time.
+  std::vector<int64_t> tap_lo, tap_hi;
   int64_t flat_offset = 0;             // depthwise stride 1: floats from the plane to the flat output run, or 0
   bool pointwise = false;   // X is the col matrix
   bool per_thread = false;  // whole tiles per thread
@@ -465,14 +469,26 @@ class ConvKernel final : public Kernel {
     cpu::sgemm(a, gemm_scratch, pool, nthreads);
   }
 
+  // The next row of col: the next kernel tap k (row-major over the kernel's dims), and the
+  // next channel *c after the last tap.
+  void next_tap(SpatialIndex& k, int64_t* c) const {
+    for (int d = nd - 1; d >= 0; --d) {
+      if (++k[d] < g.kernel[d]) return;
+      k[d] = 0;
+    }
+    ++*c;
+  }
+
   // Rows [r0, r1) of the col tile for output columns [j0, j0 + nb):
   //   col[r, j] = X[c, o(j0 + j) * stride - pad_begin + k * dilation], r = (c, k) row-major.
   // The last spatial dim is walked as contiguous runs; the outer dims pick the input row.
+  // Runs are copied inline (copy_row), not by memcpy/memset calls: runs are a few floats
+  // for narrow outputs (Silero VAD's convs have 1 to 4 positions).
   //
   // With `packed` (pack.nr > 0), each row is built in a stack buffer and written straight
   // into sgemm's packed-B panel layout (see sgemm_pack_b: per KC block of rows, NR-wide
   // panels, zero-padded), so sgemm reads it as packed_b and B is copied once, not twice.
-  void im2col(const float* xg, int64_t j0, int64_t nb, int64_t r0, int64_t r1, float* col,
+  __attribute__((optimize("no-tree-loop-distribute-patterns"))) void im2col(const float* xg, int64_t j0, int64_t nb, int64_t r0, int64_t r1, float* col,
               const cpu::SgemmBlocking& pack = {}) const {
     alignas(64) float rowbuf[kMaxTile];
     const int last = nd - 1;
@@ -486,18 +502,22 @@ class ConvKernel final : public Kernel {
         r /= g.out[d];
       }
     }
-    for (int64_t r = r0; r < r1; ++r) {
-      const int64_t c = r / k_size;
-      int64_t kr = r % k_size;
-      SpatialIndex k{};
+    // Row r = (c, k): the channel and the kernel tap, divided out once and then advanced
+    // with carries (a division per row cost more than copying a narrow output's row).
+    int64_t c = r0 / k_size;
+    SpatialIndex k{};
+    {
+      int64_t kr = r0 % k_size;
       for (int d = last; d >= 0; --d) {
         k[d] = kr % g.kernel[d];
         kr /= g.kernel[d];
       }
+    }
+    int64_t pc = pack.nr > 0 ? r0 / pack.kc * pack.kc : 0;  // the row's KC block (packed)
+    for (int64_t r = r0; r < r1; ++r, next_tap(k, &c)) {
       const float* xc = xg + c * in_size;
       float* dst = pack.nr > 0 ? rowbuf : col + r * nb;
-      int64_t lo, hi;
-      valid_range(iw, ow, sw, pw, k[last] * dw, &lo, &hi);
+      const int64_t lo = tap_lo[static_cast<size_t>(k[last])], hi = tap_hi[static_cast<size_t>(k[last])];
       const int64_t xoff = k[last] * dw - pw;
       SpatialIndex o = o0;
       int64_t j = 0, orow = row0;
@@ -517,16 +537,16 @@ class ConvKernel final : public Kernel {
         }
         float* dr = dst + j;  // dr[ox - a]: column ox of this output row
         if (!xr) {
-          std::memset(dr, 0, static_cast<size_t>(e - a) * sizeof(float));
+          copy_row(dr, nullptr, e - a);
         } else {
           xr += lin * iw + xoff;  // xr[ox * sw] = X[..., ox * sw - pw + k * dw]
           const int64_t l = std::max(a, lo), h = std::min(e, hi);
           if (l >= h) {
-            std::memset(dr, 0, static_cast<size_t>(e - a) * sizeof(float));
+            copy_row(dr, nullptr, e - a);
           } else {
             for (int64_t ox = a; ox < l; ++ox) dr[ox - a] = 0.f;
             if (sw == 1) {
-              std::memcpy(dr + (l - a), xr + l, static_cast<size_t>(h - l) * sizeof(float));
+              copy_row(dr + (l - a), xr + l, h - l);
             } else {
               for (int64_t ox = l; ox < h; ++ox) dr[ox - a] = xr[ox * sw];
             }
@@ -538,12 +558,13 @@ class ConvKernel final : public Kernel {
         if (last > 0) next_index(o, g.out, last);
       }
       if (pack.nr > 0) {
-        const int64_t nr = pack.nr, pc = r / pack.kc * pack.kc, kc = std::min<int64_t>(pack.kc, k_rows - pc);
+        if (r - pc == pack.kc) pc += pack.kc;
+        const int64_t nr = pack.nr, kc = std::min<int64_t>(pack.kc, k_rows - pc);
         float* base = col + pc * round_up(nb, nr) + (r - pc) * nr;
         for (int64_t j0p = 0; j0p < nb; j0p += nr) {
           float* panel_row = base + (j0p / nr) * kc * nr;
           const int64_t cols = std::min(nr, nb - j0p);
-          std::memcpy(panel_row, rowbuf + j0p, static_cast<size_t>(cols) * sizeof(float));
+          copy_row(panel_row, rowbuf + j0p, cols);
           for (int64_t q = cols; q < nr; ++q) panel_row[q] = 0.f;
         }
       }
@@ -642,6 +663,14 @@ Result<std::unique_ptr<Kernel>> make_Conv(const CompileContext& ctx) {
   }
 
   const cpu::SgemmBlocking blk = cpu::sgemm_blocking(kern->isa);
+  {
+    const int last = g.rank - 1;
+    kern->tap_lo.resize(static_cast<size_t>(g.kernel[last]));
+    kern->tap_hi.resize(static_cast<size_t>(g.kernel[last]));
+    for (int64_t t = 0; t < g.kernel[last]; ++t)
+      valid_range(g.in[last], g.out[last], g.strides[last], g.pads_begin[last], t * g.dilations[last],
+                  &kern->tap_lo[static_cast<size_t>(t)], &kern->tap_hi[static_cast<size_t>(t)]);
+  }
   if (kern->out_size < blk.nr && kern->mg >= blk.nr) {
     kern->narrow = true;
     kern->col_bytes = align64(static_cast<size_t>(kern->k_rows * kern->out_size) * sizeof(float));
