@@ -130,17 +130,33 @@ __attribute__((always_inline)) inline void copy_row(float* dst, const float* src
   for (; i < n; ++i) dst[i] = src ? src[i] : 0.f;
 }
 
+#if defined(__x86_64__) || defined(_M_X64)
+#define TSR_DEPTHWISE_CLONES __attribute__((target_clones("avx512f", "arch=haswell", "default")))
+#else
+#define TSR_DEPTHWISE_CLONES
+#endif
+
+// dst[i] = src[2 * i] for i < 16 * blocks (reads src[0 .. 32 * blocks)): im2col's stride-2
+// rows, 16 outputs per pair of vectors (the even lanes of 32 inputs). Built per ISA like the
+// depthwise kernel (the baseline build lowers the shuffle through the stack).
+TSR_DEPTHWISE_CLONES void gather_even(float* dst, const float* src, int64_t blocks) {
+  typedef int32_t I16 __attribute__((vector_size(64)));
+  const I16 even = {0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30};
+  for (int64_t b = 0; b < blocks; ++b, src += 32, dst += 16) {
+    V16 v0, v1;
+    __builtin_memcpy(&v0, src, sizeof v0);
+    __builtin_memcpy(&v1, src + 16, sizeof v1);
+    const V16 e = __builtin_shuffle(v0, v1, even);
+    __builtin_memcpy(dst, &e, sizeof e);
+  }
+}
+
 // See ConvKernel::depthwise_plane. Compiled three times (AVX-512F, AVX2+FMA, baseline) and
 // dispatched by the loader (GCC function multi-versioning). On aarch64 (this file is built
 // there too) once, for the baseline, where AdvSIMD is always present.
 // Stride 1 and 2 along W run on contiguous loads: for stride 2 each padded row is stored
 // split by column parity (even columns, then odd ones), so the taps of 32 outputs that
 // read columns 2*ox + off are 32 consecutive floats of one half.
-#if defined(__x86_64__) || defined(_M_X64)
-#define TSR_DEPTHWISE_CLONES __attribute__((target_clones("avx512f", "arch=haswell", "default")))
-#else
-#define TSR_DEPTHWISE_CLONES
-#endif
 TSR_DEPTHWISE_CLONES __attribute__((optimize("no-tree-loop-distribute-patterns"))) void depthwise_plane_impl(
     const float* xp, const float* wp, float bias, const float* zp, float* yp, float* padded, int64_t ih, int64_t iw,
     int64_t oh, int64_t ow, int64_t kh_n, int64_t kw_n, int64_t sh, int64_t sw, int64_t dh, int64_t dw, int64_t ph,
@@ -548,7 +564,15 @@ class ConvKernel final : public Kernel {
             if (sw == 1) {
               copy_row(dr + (l - a), xr + l, h - l);
             } else {
-              for (int64_t ox = l; ox < h; ++ox) dr[ox - a] = xr[ox * sw];
+              int64_t ox = l;
+              if (sw == 2 && h - l > 16) {
+                // Whole blocks of 16 while the last input read, 2 * ox + 31, stays at or
+                // before the run's last input, 2 * (h - 1).
+                const int64_t blocks = (h - 1 - l) / 16;
+                gather_even(dr + (l - a), xr + 2 * l, blocks);
+                ox += 16 * blocks;
+              }
+              for (; ox < h; ++ox) dr[ox - a] = xr[ox * sw];
             }
             for (int64_t ox = h; ox < e; ++ox) dr[ox - a] = 0.f;
           }
