@@ -16,6 +16,7 @@ struct ConvertOptions {
   bool fold_batchnorm = true;    // Conv + BatchNormalization -> Conv
   bool fold_conv_affine = true;  // Conv + constant Mul/Div/Add/Sub (scalar or per channel) -> Conv
   bool fuse_hardswish = true;    // x * Clip(x + 3, 0, 6) / 6 -> HardSwish
+  bool fuse_gelu = true;         // 0.5 * x * (1 + Erf(x / sqrt(2))) -> Gelu (opset 20)
   bool remove_dead = true;       // drop nodes and weights no output depends on
   /// Largest tensor (bytes) constant folding may create.
   int64_t max_folded_bytes = int64_t{64} << 20;
@@ -30,6 +31,7 @@ struct ConvertReport {
   int batchnorms_folded = 0;
   int conv_affine_folded = 0;  // constant Mul/Div/Add/Sub folded into a Conv
   int hardswish_fused = 0;     // decomposed HardSwish patterns replaced
+  int gelu_fused = 0;          // decomposed Gelu patterns replaced
   int dead_removed = 0;
   std::vector<std::string> warnings;
 };

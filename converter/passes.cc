@@ -504,6 +504,102 @@ Status remove_dead(Graph& g, ConvertReport* report) {
   return Status::ok();
 }
 
+/// 0.5 * x * (1 + Erf(x / sqrt(2))) -> Gelu(x) (ONNX Gelu-20, approximate "none"): the
+/// decomposition exporters write for opsets before 20 (Hendrycks & Gimpel, "Gaussian Error
+/// Linear Units", 2016). Matched: Erf of x * c (c = 1/sqrt(2)) or x / c (c = sqrt(2)), to
+/// within 1e-6; + 1 (either operand order); then multiplied by x and by 0.5 in any grouping:
+/// (x * 0.5) * s, (x * s) * 0.5, x * (s * 0.5), and the operands of each Mul either way.
+/// Each intermediate must have no other reader. float32 only.
+Status fuse_gelu(Graph& g, ConvertReport* report) {
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    std::vector<int> producer = producers(g);
+    std::vector<int> uses = use_counts(g);
+    auto single = [&](int v) { return v >= 0 && uses[v] == 1 && producer[v] >= 0; };
+    auto node_of = [&](int v) -> const Node* { return v >= 0 && producer[v] >= 0 ? &g.nodes[producer[v]] : nullptr; };
+    // Is `n` a binary op `op` with a scalar constant operand equal to `k` (within tol)?
+    // Returns the other operand.
+    auto with_const = [&](const Node* n, const char* op, double k, double tol, int* other) {
+      if (!n || !is_onnx(*n, op) || n->inputs.size() != 2 || n->outputs.size() != 1) return false;
+      for (int side = 0; side < 2; ++side) {
+        float v = 0;
+        if (scalar_const(g, n->inputs[1 - side], &v) && std::fabs(v - k) <= tol) return *other = n->inputs[side], true;
+      }
+      return false;
+    };
+    // Is value `s` (read once) 1 + Erf(x / sqrt(2))? Returns x and the three nodes.
+    auto one_plus_erf = [&](int s, int* x, std::vector<int>* nodes) {
+      int e = -1, d = -1, xx = -1;
+      if (!single(s) || !with_const(node_of(s), "Add", 1.0, 0.0, &e) || !single(e)) return false;
+      const Node* erf = node_of(e);
+      if (!erf || !is_onnx(*erf, "Erf") || erf->inputs.size() != 1 || !single(erf->inputs[0])) return false;
+      d = erf->inputs[0];
+      const Node* scale = node_of(d);
+      const bool div = scale && is_onnx(*scale, "Div") && scale->inputs.size() == 2 &&
+                       [&] { float v = 0; return scalar_const(g, scale->inputs[1], &v) && std::fabs(v - std::sqrt(2.0)) <= 1e-6; }();
+      if (div) xx = scale->inputs[0];
+      else if (!with_const(scale, "Mul", 1.0 / std::sqrt(2.0), 1e-6, &xx)) return false;
+      *x = xx;
+      *nodes = {producer[s], producer[e], producer[d]};
+      return true;
+    };
+    for (size_t ni = 0; ni < g.nodes.size() && !changed; ++ni) {
+      const Node& last = g.nodes[ni];
+      if (!is_onnx(last, "Mul") || last.inputs.size() != 2 || last.outputs.size() != 1 || last.outputs[0] < 0) continue;
+      int x = -1;
+      std::vector<int> nodes;
+      for (int side = 0; side < 2 && x < 0; ++side) {
+        const int u = last.inputs[side], v = last.inputs[1 - side];
+        int t = -1, xx = -1;
+        std::vector<int> ns;
+        // (x * 0.5) * s
+        if (single(u) && with_const(node_of(u), "Mul", 0.5, 0.0, &t) && one_plus_erf(v, &xx, &ns) && xx == t) {
+          x = xx, nodes = ns, nodes.push_back(producer[u]);
+          break;
+        }
+        // (x * s) * 0.5, with u = x * s and v = 0.5
+        float half = 0;
+        if (single(u) && scalar_const(g, v, &half) && half == 0.5f) {
+          const Node* m = node_of(u);
+          if (m && is_onnx(*m, "Mul") && m->inputs.size() == 2)
+            for (int s2 = 0; s2 < 2 && x < 0; ++s2)
+              if (one_plus_erf(m->inputs[1 - s2], &xx, &ns) && xx == m->inputs[s2])
+                x = xx, nodes = ns, nodes.push_back(producer[u]);
+          if (x >= 0) break;
+        }
+        // x * (s * 0.5), with v = s * 0.5
+        if (single(v) && with_const(node_of(v), "Mul", 0.5, 0.0, &t) && one_plus_erf(t, &xx, &ns) && xx == u) {
+          x = xx, nodes = ns, nodes.push_back(producer[v]);
+          break;
+        }
+      }
+      if (x < 0 || (g.values[x].dtype != DType::kFloat32 && g.values[x].dtype != DType::kUndefined)) continue;
+      Node gelu;
+      gelu.name = last.name + "/gelu";
+      gelu.op_type = "Gelu";
+      gelu.opset = 20;
+      gelu.inputs = {x};
+      gelu.outputs = {last.outputs[0]};
+      std::vector<char> drop(g.nodes.size(), 0);
+      for (int k : nodes) drop[static_cast<size_t>(k)] = 1;
+      std::vector<Node> kept;
+      for (size_t i = 0; i < g.nodes.size(); ++i) {
+        if (i == ni) kept.push_back(gelu);
+        else if (!drop[i]) kept.push_back(std::move(g.nodes[i]));
+      }
+      g.nodes = std::move(kept);
+      if (report) ++report->gelu_fused;
+      changed = true;
+    }
+  }
+  Status st;
+  for_each_subgraph(g, [&](Graph& sg) {
+    if (st.is_ok()) st = fuse_gelu(sg, report);
+  });
+  return st;
+}
+
 }  // namespace
 
 Status optimize_model(Model& model, const ConvertOptions& options, ConvertReport* report) {
@@ -513,6 +609,7 @@ Status optimize_model(Model& model, const ConvertOptions& options, ConvertReport
   if (options.fold_batchnorm) TSR_RETURN_IF_ERROR(fold_batchnorm(g, report));
   if (options.fold_conv_affine) TSR_RETURN_IF_ERROR(fold_conv_affine(g, report));
   if (options.fuse_hardswish) TSR_RETURN_IF_ERROR(fuse_hardswish(g, report));
+  if (options.fuse_gelu) TSR_RETURN_IF_ERROR(fuse_gelu(g, report));
   if (options.remove_dead) TSR_RETURN_IF_ERROR(remove_dead(g, report));
   TSR_RETURN_IF_ERROR(g.validate().with_context("after optimization"));
   if (report) report->nodes_out = count_nodes(g);

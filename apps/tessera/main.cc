@@ -211,9 +211,10 @@ int cmd_convert(const std::string& in, const std::string& out, const ConvertOpti
   for (const auto& w : rep.warnings) std::cerr << "tessera: warning: " << w << "\n";
   std::printf("converted %s -> %s in %.1f ms\n", in.c_str(), out.c_str(), ms_since(t0));
   std::printf("  nodes: %d in ONNX (after expanding %d function ops), %d in .tsr (%d Constant nodes to weights, %d folded, "
-              "%d Conv+BatchNormalization fused, %d Conv+Mul/Add folded, %d HardSwish patterns fused, %d dead removed)\n",
+              "%d Conv+BatchNormalization fused, %d Conv+Mul/Add folded, %d HardSwish and %d Gelu patterns fused, %d dead "
+              "removed)\n",
               rep.nodes_in, rep.functions_expanded, rep.nodes_out, rep.constants_to_weights, rep.folded, rep.batchnorms_folded,
-              rep.conv_affine_folded, rep.hardswish_fused, rep.dead_removed);
+              rep.conv_affine_folded, rep.hardswish_fused, rep.gelu_fused, rep.dead_removed);
   return 0;
 }
 

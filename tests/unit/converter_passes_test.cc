@@ -180,5 +180,63 @@ TEST(ConverterPasses, HardSwishPatternWithOtherConstantsIsLeftAlone) {
   EXPECT_EQ(opt.graph.nodes.size(), 5u);
 }
 
+/// x -> [Mul 1/sqrt(2) or Div sqrt(2) -> Erf -> Add 1 -> Mul x -> Mul 0.5] in the groupings
+/// exporters write -> y = Gelu(x).
+TEST(ConverterPasses, DecomposedGeluBecomesGelu) {
+  std::mt19937 rng(7);
+  for (int variant = 0; variant < 3; ++variant) {
+    int cur = -1;
+    Model m = conv_model(true, rng, &cur);
+    Graph& g = m.graph;
+    const int d = g.add_value(val("d")), e = g.add_value(val("e")), s1 = g.add_value(val("s")), p = g.add_value(val("p")),
+              y = g.add_value(val("y"));
+    if (variant == 1) add_node(g, "Div", {cur, add_const(g, "sqrt2", scalar(1.41421356f))}, d);
+    else add_node(g, "Mul", {add_const(g, "isqrt2", scalar(0.70710678f)), cur}, d);
+    add_node(g, "Erf", {d}, e);
+    add_node(g, "Add", {variant == 2 ? add_const(g, "one", scalar(1.f)) : e, variant == 2 ? e : add_const(g, "one", scalar(1.f))}, s1);
+    if (variant == 0) {  // (x * 0.5) * s
+      add_node(g, "Mul", {cur, add_const(g, "half", scalar(0.5f))}, p);
+      add_node(g, "Mul", {p, s1}, y);
+    } else if (variant == 1) {  // (s * x) * 0.5
+      add_node(g, "Mul", {s1, cur}, p);
+      add_node(g, "Mul", {p, add_const(g, "half", scalar(0.5f))}, y);
+    } else {  // x * (s * 0.5)
+      add_node(g, "Mul", {add_const(g, "half", scalar(0.5f)), s1}, p);
+      add_node(g, "Mul", {cur, p}, y);
+    }
+    g.outputs.push_back(y);
+    Model opt = m;
+    ConvertReport rep;
+    ASSERT_TRUE(optimize_model(opt, ConvertOptions{}, &rep).is_ok());
+    EXPECT_EQ(rep.gelu_fused, 1) << "variant " << variant;
+    EXPECT_EQ(ops(opt.graph), (std::vector<std::string>{"Conv", "Gelu"})) << "variant " << variant;
+    expect_same_outputs(m, opt, filled({1, 3, 8, 8}, rng, -4.f, 4.f), 1e-6f);
+  }
+}
+
+TEST(ConverterPasses, GeluPatternWithOtherConstantsOrReadersIsLeftAlone) {
+  std::mt19937 rng(8);
+  for (int variant = 0; variant < 2; ++variant) {
+    int cur = -1;
+    Model m = conv_model(true, rng, &cur);
+    Graph& g = m.graph;
+    const int d = g.add_value(val("d")), e = g.add_value(val("e")), s1 = g.add_value(val("s")), p = g.add_value(val("p")),
+              y = g.add_value(val("y"));
+    // variant 0: Erf(x / 2), not x / sqrt(2); variant 1: the Erf's output is also a graph output.
+    add_node(g, "Div", {cur, add_const(g, "k", scalar(variant == 0 ? 2.f : 1.41421356f))}, d);
+    add_node(g, "Erf", {d}, e);
+    add_node(g, "Add", {e, add_const(g, "one", scalar(1.f))}, s1);
+    add_node(g, "Mul", {cur, add_const(g, "half", scalar(0.5f))}, p);
+    add_node(g, "Mul", {p, s1}, y);
+    g.outputs.push_back(y);
+    if (variant == 1) g.outputs.push_back(e);
+    Model opt = m;
+    ConvertReport rep;
+    ASSERT_TRUE(optimize_model(opt, ConvertOptions{}, &rep).is_ok());
+    EXPECT_EQ(rep.gelu_fused, 0) << "variant " << variant;
+    EXPECT_EQ(opt.graph.nodes.size(), 6u) << "variant " << variant;
+  }
+}
+
 }  // namespace
 }  // namespace tessera
