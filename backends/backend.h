@@ -42,9 +42,9 @@ class Kernel {
 
 /// An activation the planner fused into the node that produces its input (see Epilogue).
 /// The math is the ONNX op's (opset 6+ Relu, LeakyRelu, Clip, Sigmoid, HardSigmoid, Tanh;
-/// opset 14 HardSwish), evaluated in float.
+/// opset 14 HardSwish; opset 20 Gelu with approximate "none"), evaluated in float.
 struct FusedActivation {
-  enum class Kind { kNone, kRelu, kLeakyRelu, kClip, kSigmoid, kHardSigmoid, kHardSwish, kTanh };
+  enum class Kind { kNone, kRelu, kLeakyRelu, kClip, kSigmoid, kHardSigmoid, kHardSwish, kTanh, kGelu };
   Kind kind = Kind::kNone;
   /// LeakyRelu: alpha; Clip: [alpha, beta] = [min, max]; HardSigmoid: alpha, beta.
   float alpha = 0.f, beta = 0.f;

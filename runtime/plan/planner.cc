@@ -211,7 +211,7 @@ class Planner {
   }
 
   /// The activation of node `c`, if it is one a kernel can fuse (Relu, LeakyRelu, Clip with
-  /// plan-time bounds, Sigmoid, HardSigmoid, HardSwish, Tanh).
+  /// plan-time bounds, Sigmoid, HardSigmoid, HardSwish, Tanh, Gelu with approximate "none").
   bool fusable_activation(const Graph& g, const Node& c, Scope& scope, FusedActivation* act) {
     using K = FusedActivation::Kind;
     const std::string& op = c.op_type;
@@ -221,6 +221,7 @@ class Planner {
     else if (op == "HardSigmoid") act->kind = K::kHardSigmoid, act->alpha = c.attr_f("alpha", 0.2f), act->beta = c.attr_f("beta", 0.5f);
     else if (op == "HardSwish") act->kind = K::kHardSwish;
     else if (op == "Tanh") act->kind = K::kTanh;
+    else if (op == "Gelu" && c.attr_s("approximate", "none") == "none") act->kind = K::kGelu;
     else if (op == "Clip") {
       act->kind = K::kClip;
       act->alpha = -INFINITY;

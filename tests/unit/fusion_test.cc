@@ -71,7 +71,7 @@ struct Built {
 };
 
 /// x [1, C, H, W] -> Conv(k x k, group) -> [Add(z)] -> [act] -> y, and z as a second input.
-/// `act`: "", "Relu", "LeakyRelu", "Clip", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh".
+/// `act`: "", "Relu", "LeakyRelu", "Clip", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Gelu".
 Built conv_graph(int64_t c, int64_t m, int64_t hw, int64_t k, int64_t group, bool add, const std::string& act,
                  std::mt19937& rng, bool conv_out_is_output = false) {
   Built b;
@@ -106,7 +106,7 @@ Built conv_graph(int64_t c, int64_t m, int64_t hw, int64_t k, int64_t group, boo
       ins.push_back(add_const(g, "lo", lo));
       ins.push_back(add_const(g, "hi", hi));
     }
-    Node n = node(act, ins, {a}, "act");
+    Node n = node(act, ins, {a}, "act", act == "Gelu" ? 20 : 17);
     if (act == "LeakyRelu") {
       Attribute al;
       al.name = "alpha";
@@ -174,7 +174,7 @@ void expect_close(const Ran& fused, const Ran& plain, const std::string& what) {
 
 TEST(Fusion, ConvAddActivationEveryActivationEveryPath) {
   std::mt19937 rng(7);
-  const char* acts[] = {"", "Relu", "LeakyRelu", "Clip", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh"};
+  const char* acts[] = {"", "Relu", "LeakyRelu", "Clip", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Gelu"};
   struct Shape_ {
     int64_t c, m, hw, k, group;
   } shapes[] = {{5, 16, 9, 3, 1},  {8, 20, 7, 1, 1}, {12, 12, 11, 3, 12}, {6, 33, 5, 3, 3}, {8, 40, 4, 3, 1},
@@ -293,7 +293,7 @@ Built matmul_graph(int64_t b, int64_t s, int64_t k, int64_t n, bool bias_first, 
   int cur = y2;
   if (!act.empty()) {
     const int a = g.add_value(val("act_out"));
-    g.nodes.push_back(node(act, {cur}, {a}, "act"));
+    g.nodes.push_back(node(act, {cur}, {a}, "act", act == "Gelu" ? 20 : 17));
     cur = a;
   }
   g.outputs.push_back(cur);
@@ -304,7 +304,7 @@ TEST(Fusion, MatMulAndGemmWithBiasResidualAndActivation) {
   std::mt19937 rng(12);
   for (bool gemm : {false, true})
     for (bool bias_first : {true, false})
-      for (const char* act : {"", "Relu", "Tanh", "HardSwish"})
+      for (const char* act : {"", "Relu", "Tanh", "HardSwish", "Gelu"})
         for (int threads : {1, 2}) {
           // k = 300 > the SGEMM's KC (256): the bias is added on the first KC pass, so the
           // sums differ from the unfused order by rounding (tolerance below).

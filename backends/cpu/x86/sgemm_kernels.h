@@ -14,7 +14,7 @@ namespace tessera::cpu {
 /// beta == 0: C is not read. bias: NR values, row_bias: MR values, addend: an MR x NR tile
 /// with row stride ld_addend; each may be nullptr. act: one the kernels apply in registers
 /// (kNone, kRelu, kLeakyRelu, kClip, kHardSigmoid, kHardSwish; see sgemm_epilogue_simd.h);
-/// the driver applies the others (Sigmoid, Tanh) after the kernel.
+/// the driver applies the others (Sigmoid, Tanh, Gelu) after the kernel.
 struct SgemmEpilogue {
   float alpha = 1.f;
   float beta = 0.f;
@@ -30,7 +30,7 @@ struct SgemmEpilogue {
 
 /// True if the micro-kernels apply `k` in registers.
 inline bool kernel_applies(FusedActivation::Kind k) {
-  return k != FusedActivation::Kind::kSigmoid && k != FusedActivation::Kind::kTanh;
+  return k != FusedActivation::Kind::kSigmoid && k != FusedActivation::Kind::kTanh && k != FusedActivation::Kind::kGelu;
 }
 
 /// acc = sum over p < kc of a[p*MR + i] * b[p*NR + j]: `a` is a packed MR-tall panel (kc
