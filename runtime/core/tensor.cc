@@ -66,8 +66,12 @@ Tensor Tensor::wrap(DType dtype, const Shape& shape, void* data, std::shared_ptr
 }
 
 Result<Tensor> Tensor::clone() const {
-  TSR_ASSIGN_OR_RETURN(Tensor t, allocate(dtype_, shape_));
-  if (nbytes()) std::memcpy(t.data(), data_, nbytes());
+  // Not allocate(): zeroing the bytes that the copy overwrites cost as much as the copy
+  // (Session::run clones every output). Only the alignment padding after them is zeroed.
+  TSR_ASSIGN_OR_RETURN(Tensor t, allocate_uninitialized(dtype_, shape_));
+  const size_t n = nbytes(), rounded = (n + kTensorAlignment - 1) / kTensorAlignment * kTensorAlignment;
+  if (n) std::memcpy(t.data(), data_, n);
+  std::memset(static_cast<uint8_t*>(t.data_) + n, 0, (rounded == 0 ? kTensorAlignment : rounded) - n);
   return t;
 }
 
