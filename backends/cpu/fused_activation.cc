@@ -10,14 +10,15 @@
 //   target has one, as the SIMD micro-kernel epilogues do.
 // The reference kernels evaluate in double and round once; these evaluate in float, so
 // Sigmoid, Tanh and Gelu may differ from them by an ulp or two, the others not at all. On
-// x86 with AVX2+FMA, rows of Sigmoid, Tanh and Gelu go through the vectorized elementwise
+// x86 with AVX2+FMA and on aarch64, rows of Sigmoid, Tanh and Gelu go through the vectorized elementwise
 // kernels' math (elementwise_simd.h), the same as the unfused ops on this CPU.
 #include <algorithm>
 #include <cmath>
 
 #include "backends/backend.h"
-#if defined(__x86_64__) || defined(_M_X64)
+#if defined(__x86_64__) || defined(_M_X64) || defined(__aarch64__)
 #include "backends/cpu/x86/elementwise_x86.h"
+#define TSR_FUSED_SIMD 1
 #endif
 
 namespace tessera {
@@ -67,7 +68,7 @@ void FusedActivation::apply_activation(float* x, int64_t n) const {
       for (int64_t i = 0; i < n; ++i) x[i] = x[i] * std::max(0.f, std::min(1.f, x[i] / 6.f + 0.5f));
       return;
     default:
-#if defined(__x86_64__) || defined(_M_X64)
+#ifdef TSR_FUSED_SIMD
       if (kind == Kind::kSigmoid || kind == Kind::kTanh || kind == Kind::kGelu) {
         static const bool simd = cpu::elementwise_isa_available(cpu::ElementwiseIsa::kAuto);
         if (simd) {

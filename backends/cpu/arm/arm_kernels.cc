@@ -1,6 +1,7 @@
 // See arm_kernels.h.
 #include "backends/cpu/arm/arm_kernels.h"
 
+#include "backends/cpu/x86/elementwise_x86.h"
 #include "backends/cpu/x86/x86_kernels.h"
 
 namespace tessera::arm {
@@ -10,7 +11,8 @@ KernelFactory find_arm_kernel(const std::string& op_type) {
   if (op_type == "MatMul") return &x86::make_MatMul;
   if (op_type == "Gemm") return &x86::make_Gemm;
   if (op_type == "Conv") return &x86::make_Conv;
-  return nullptr;
+  // Elementwise ops and activations on the NEON core (backends/cpu/x86/elementwise_x86.h).
+  return x86::find_x86_elementwise_kernel(op_type);
 }
 
 bool takes_epilogue(const std::string& op_type) { return x86::takes_epilogue(op_type); }

@@ -1,6 +1,7 @@
-// Float32 elementwise kernels for x86 (see elementwise_x86.h): plan-time checks of the
+// Float32 elementwise kernels for x86 and aarch64 (see elementwise_x86.h): plan-time checks of the
 // node, run-time broadcasting in contiguous runs (broadcast_runs.h), the output split over
-// the thread pool, and the per-ISA core (elementwise_avx512.cc, elementwise_avx2.cc) on
+// the thread pool, and the per-ISA core (elementwise_avx512.cc, elementwise_avx2.cc,
+// ../arm/elementwise_neon.cc) on
 // each run. ONNX versions: Add/Sub/Mul/Div-7/13/14, Max/Min-8/12/13, PRelu-9/16,
 // Pow-7/12/13/15, Relu-6/13/14, LeakyRelu-6/16, Clip-6/11/12/13, Sigmoid-6/13,
 // HardSigmoid-6/22, HardSwish-14/22, Tanh-6/13, Exp-6/13, Erf-9/13, Gelu-20,
@@ -21,16 +22,19 @@ const char* elementwise_isa_name(ElementwiseIsa isa) {
   switch (isa) {
     case ElementwiseIsa::kAvx512: return "avx512";
     case ElementwiseIsa::kAvx2: return "avx2";
+    case ElementwiseIsa::kNeon: return "neon";
     default: return "auto";
   }
 }
 
+#if defined(__x86_64__) || defined(_M_X64)
 bool elementwise_isa_available(ElementwiseIsa isa) {
   const bool avx512 = __builtin_cpu_supports("avx512f");
   const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
   switch (isa) {
     case ElementwiseIsa::kAvx512: return avx512;
     case ElementwiseIsa::kAvx2: return avx2;
+    case ElementwiseIsa::kNeon: return false;
     default: return avx512 || avx2;
   }
 }
@@ -40,6 +44,12 @@ ElementwiseCore elementwise_core(ElementwiseIsa isa) {
     isa = elementwise_isa_available(ElementwiseIsa::kAvx512) ? ElementwiseIsa::kAvx512 : ElementwiseIsa::kAvx2;
   return isa == ElementwiseIsa::kAvx512 ? elementwise_core_avx512() : elementwise_core_avx2();
 }
+#elif defined(__aarch64__)
+// AdvSIMD is part of the aarch64 base ISA.
+bool elementwise_isa_available(ElementwiseIsa isa) { return isa == ElementwiseIsa::kNeon || isa == ElementwiseIsa::kAuto; }
+
+ElementwiseCore elementwise_core(ElementwiseIsa) { return elementwise_core_neon(); }
+#endif
 
 }  // namespace tessera::cpu
 

@@ -1,4 +1,5 @@
-// Float32 elementwise kernels for x86 (AVX-512F, AVX2+FMA), chosen at run time:
+// Float32 elementwise kernels for x86 (AVX-512F, AVX2+FMA), chosen at run time, and for
+// aarch64 (NEON, backends/cpu/arm/elementwise_neon.cc; this kernel file is built there too):
 // Add, Sub, Mul, Div, Max, Min (two inputs), PRelu, Pow (constant scalar exponent 2, 0.5
 // or 1) with numpy broadcasting; Relu, LeakyRelu, Clip, Sigmoid, HardSigmoid, HardSwish,
 // Tanh, Exp, Erf, Gelu (opset 20, both forms), Sqrt, Neg, Abs.
@@ -9,7 +10,8 @@
 // own -m flags) into an ElementwiseCore; elementwise_x86.cc holds the kernels, which split
 // the output over the session's thread pool and call the core on each run. A node of
 // another dtype, with an unsupported exponent or attribute, or on a CPU without AVX2+FMA
-// gets a null kernel: the CPU backend then uses the reference kernel.
+// (or an x86 CPU without AVX2+FMA) gets a null kernel: the CPU backend then uses the
+// reference kernel.
 #pragma once
 
 #include "backends/backend.h"
@@ -17,19 +19,25 @@
 
 namespace tessera::cpu {
 
-enum class ElementwiseIsa { kAuto, kAvx512, kAvx2 };
+enum class ElementwiseIsa { kAuto, kAvx512, kAvx2, kNeon };
 
-/// "auto", "avx512", "avx2".
+/// "auto", "avx512", "avx2", "neon".
 const char* elementwise_isa_name(ElementwiseIsa isa);
-/// True if this CPU can run the path (AVX-512F; AVX2 and FMA). kAuto: true if either is.
+/// True if this build and CPU can run the path (AVX-512F; AVX2 and FMA; NEON: every
+/// aarch64 build). kAuto: true if any is.
 bool elementwise_isa_available(ElementwiseIsa isa);
-/// The core of a path; kAuto: AVX-512F if the CPU has it, else AVX2+FMA. Precondition:
-/// elementwise_isa_available(isa).
+/// The core of a path; kAuto: AVX-512F if the CPU has it, else AVX2+FMA; NEON on aarch64.
+/// Precondition: elementwise_isa_available(isa).
 ElementwiseCore elementwise_core(ElementwiseIsa isa);
 
+#if defined(__x86_64__) || defined(_M_X64)
 /// Defined in elementwise_avx512.cc / elementwise_avx2.cc.
 ElementwiseCore elementwise_core_avx512();
 ElementwiseCore elementwise_core_avx2();
+#elif defined(__aarch64__)
+/// Defined in backends/cpu/arm/elementwise_neon.cc.
+ElementwiseCore elementwise_core_neon();
+#endif
 
 }  // namespace tessera::cpu
 
