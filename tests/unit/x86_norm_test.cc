@@ -37,7 +37,7 @@ void compare(const std::string& what, const Tensor& got, const Tensor& want, dou
 
 TEST(LayerNormX86, MatchesReference) {
   const auto isas = available_isas();
-  if (isas.empty()) GTEST_SKIP() << "no AVX2+FMA";
+  if (isas.empty()) GTEST_SKIP() << "no vector path on this CPU (AVX2+FMA, AVX-512F or NEON)";
   ThreadPool pool(2);
   std::mt19937 rng(21);
   struct Case {
@@ -84,7 +84,7 @@ TEST(LayerNormX86, MatchesReference) {
 }
 
 TEST(LayerNormX86, DeclinesBroadcastScale) {
-  if (available_isas().empty()) GTEST_SKIP() << "no AVX2+FMA";
+  if (available_isas().empty()) GTEST_SKIP() << "no vector path on this CPU (AVX2+FMA, AVX-512F or NEON)";
   std::mt19937 rng(22);
   Tensor x = random_floats({2, 3, 4}, rng), scale = random_floats({4}, rng);
   auto r = run_op_with(&x86::make_LayerNormalization, {"LayerNormalization", {attr_i("axis", 1)}, 17}, {&x, &scale});
@@ -93,7 +93,7 @@ TEST(LayerNormX86, DeclinesBroadcastScale) {
 
 TEST(ReduceX86, MatchesReference) {
   const auto isas = available_isas();
-  if (isas.empty()) GTEST_SKIP() << "no AVX2+FMA";
+  if (isas.empty()) GTEST_SKIP() << "no vector path on this CPU (AVX2+FMA, AVX-512F or NEON)";
   ThreadPool pool(2);
   std::mt19937 rng(23);
   struct Case {
@@ -140,7 +140,7 @@ TEST(ReduceX86, MatchesReference) {
 }
 
 TEST(ReduceX86, DeclinesInnerKeptAxes) {
-  if (available_isas().empty()) GTEST_SKIP() << "no AVX2+FMA";
+  if (available_isas().empty()) GTEST_SKIP() << "no vector path on this CPU (AVX2+FMA, AVX-512F or NEON)";
   std::mt19937 rng(24);
   Tensor x = random_floats({2, 3, 4}, rng);
   Tensor axes = make_tensor<int64_t>({1}, {1});

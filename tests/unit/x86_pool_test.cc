@@ -72,7 +72,7 @@ void compare(const std::string& what, const Tensor& got, const Tensor& want, dou
 
 TEST(PoolX86, MatchesReference) {
   const auto isas = available_isas();
-  if (isas.empty()) GTEST_SKIP() << "no AVX2+FMA";
+  if (isas.empty()) GTEST_SKIP() << "no vector path on this CPU (AVX2+FMA, AVX-512F or NEON)";
   ThreadPool pool(2);
   std::mt19937 rng(7);
   for (x86::Isa isa : isas) {
@@ -106,7 +106,7 @@ TEST(PoolX86, MatchesReference) {
 
 TEST(PoolX86, GlobalPoolsMatchReference) {
   const auto isas = available_isas();
-  if (isas.empty()) GTEST_SKIP() << "no AVX2+FMA";
+  if (isas.empty()) GTEST_SKIP() << "no vector path on this CPU (AVX2+FMA, AVX-512F or NEON)";
   ThreadPool pool(2);
   std::mt19937 rng(8);
   const std::vector<Shape> shapes = {{1, 2048, 7, 7}, {2, 3, 1, 1}, {1, 5, 13}, {1, 7, 33, 31}, {3, 4, 2, 3, 5}, {1, 1, 1000, 17}};
@@ -133,7 +133,7 @@ TEST(PoolX86, GlobalPoolsMatchReference) {
 }
 
 TEST(PoolX86, Declines) {
-  if (available_isas().empty()) GTEST_SKIP() << "no AVX2+FMA";
+  if (available_isas().empty()) GTEST_SKIP() << "no vector path on this CPU (AVX2+FMA, AVX-512F or NEON)";
   std::mt19937 rng(9);
   Tensor x4 = random_floats({1, 2, 6, 6}, rng), x3 = random_floats({1, 2, 9}, rng);
   // Dilation, 1-D, and the Indices output run on the reference.

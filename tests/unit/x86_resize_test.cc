@@ -58,7 +58,7 @@ std::vector<Case> cases() {
 
 TEST(ResizeX86, MatchesReference) {
   const auto isas = available_isas();
-  if (isas.empty()) GTEST_SKIP() << "no AVX2+FMA";
+  if (isas.empty()) GTEST_SKIP() << "no vector path on this CPU (AVX2+FMA, AVX-512F or NEON)";
   ThreadPool pool(2);
   std::mt19937 rng(41);
   for (x86::Isa isa : isas) {
@@ -92,7 +92,7 @@ TEST(ResizeX86, MatchesReference) {
 }
 
 TEST(ResizeX86, DeclinesChannelResizeAndExtrapolation) {
-  if (available_isas().empty()) GTEST_SKIP() << "no AVX2+FMA";
+  if (available_isas().empty()) GTEST_SKIP() << "no vector path on this CPU (AVX2+FMA, AVX-512F or NEON)";
   std::mt19937 rng(42);
   Tensor x = random_floats({1, 2, 4, 4}, rng);
   Tensor roi = make_tensor<float>({0}, {});

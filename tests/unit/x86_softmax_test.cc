@@ -34,7 +34,7 @@ int64_t ulp_distance(float a, float b) {
 
 TEST(VecExpX86, WithinTwoUlp) {
   const auto isas = available_isas();
-  if (isas.empty()) GTEST_SKIP() << "no AVX2+FMA";
+  if (isas.empty()) GTEST_SKIP() << "no vector path on this CPU (AVX2+FMA, AVX-512F or NEON)";
   std::vector<float> x, y(1 << 20);
   for (int i = 0; i < (1 << 20); ++i) x.push_back(-87.f + 175.f * static_cast<float>(i) / (1 << 20));
   x.push_back(0.f);
@@ -42,8 +42,10 @@ TEST(VecExpX86, WithinTwoUlp) {
   x.push_back(1e-8f);
   y.resize(x.size());
   for (x86::Isa isa : isas) {
-    if (isa == x86::Isa::kAvx512) x86::avx512::exp_array(x.data(), y.data(), static_cast<int64_t>(x.size()));
-    else x86::avx2::exp_array(x.data(), y.data(), static_cast<int64_t>(x.size()));
+    {
+      using namespace x86;
+      TSR_ISA_DISPATCH(isa, exp_array(x.data(), y.data(), static_cast<int64_t>(x.size())));
+    }
     int64_t worst = 0;
     float worst_x = 0;
     for (size_t i = 0; i < x.size(); ++i) {
@@ -55,8 +57,10 @@ TEST(VecExpX86, WithinTwoUlp) {
     // Edges: far below the range gives 0, NaN stays NaN.
     const float edge_in[3] = {-1000.f, -88.f, NAN};
     float edge_out[3];
-    if (isa == x86::Isa::kAvx512) x86::avx512::exp_array(edge_in, edge_out, 3);
-    else x86::avx2::exp_array(edge_in, edge_out, 3);
+    {
+      using namespace x86;
+      TSR_ISA_DISPATCH(isa, exp_array(edge_in, edge_out, 3));
+    }
     EXPECT_EQ(edge_out[0], 0.f);
     EXPECT_EQ(edge_out[1], 0.f);
     EXPECT_TRUE(std::isnan(edge_out[2]));
@@ -71,7 +75,7 @@ struct Case {
 
 TEST(SoftmaxX86, MatchesReference) {
   const auto isas = available_isas();
-  if (isas.empty()) GTEST_SKIP() << "no AVX2+FMA";
+  if (isas.empty()) GTEST_SKIP() << "no vector path on this CPU (AVX2+FMA, AVX-512F or NEON)";
   ThreadPool pool(2);
   std::mt19937 rng(11);
   const std::vector<Case> cases = {
@@ -118,7 +122,7 @@ TEST(SoftmaxX86, MatchesReference) {
 TEST(SoftmaxX86, LargeAndEqualInputs) {
   // Inputs far from 0 (the max subtraction keeps exp in range) and a constant row (1 / n).
   const auto isas = available_isas();
-  if (isas.empty()) GTEST_SKIP() << "no AVX2+FMA";
+  if (isas.empty()) GTEST_SKIP() << "no vector path on this CPU (AVX2+FMA, AVX-512F or NEON)";
   for (x86::Isa isa : isas) {
     IsaScope scope(isa);
     Tensor x = make_tensor<float>({2, 3}, {1000.f, 999.f, 998.f, -5.f, -5.f, -5.f});

@@ -1,5 +1,6 @@
 // Helpers of the x86 kernel tests (x86_*_test.cc): random tensors, and running a test body
-// once per ISA path this CPU has (AVX-512F, AVX2+FMA), each forced with set_isa_override.
+// once per ISA path this CPU has (AVX-512F, AVX2+FMA; NEON on aarch64), each forced with
+// set_isa_override.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -25,7 +26,7 @@ inline Tensor random_floats(const Shape& shape, std::mt19937& rng, float lo = -1
 /// The x86 paths this CPU runs (may be empty: the tests then skip).
 inline std::vector<x86::Isa> available_isas() {
   std::vector<x86::Isa> v;
-  for (x86::Isa i : {x86::Isa::kAvx512, x86::Isa::kAvx2})
+  for (x86::Isa i : {x86::Isa::kAvx512, x86::Isa::kAvx2, x86::Isa::kNeon})
     if (x86::isa_available(i)) v.push_back(i);
   return v;
 }

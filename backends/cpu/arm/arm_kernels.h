@@ -6,8 +6,10 @@
 //
 // Today: MatMul, Gemm and Conv, the ISA-independent kernels of backends/cpu/x86/
 // (x86_kernels.h) on top of the packed SGEMM, which runs the NEON micro-kernel
-// (sgemm_neon.cc) here; and the float32 elementwise ops and activations
-// (elementwise_x86.h) on their NEON core (elementwise_neon.cc).
+// (sgemm_neon.cc) here; the float32 elementwise ops and activations (elementwise_x86.h)
+// on their NEON core (elementwise_neon.cc); pooling, Softmax, LogSoftmax,
+// LayerNormalization, ReduceSum/Mean/Max and Resize, whose ISA templates are compiled on a
+// NEON vector type (pool_neon.cc, softmax_neon.cc, resize_neon.cc).
 #pragma once
 
 #include <string>

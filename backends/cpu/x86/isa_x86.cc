@@ -16,14 +16,26 @@ const char* isa_name(Isa isa) {
   switch (isa) {
     case Isa::kAvx512: return "avx512";
     case Isa::kAvx2: return "avx2";
+    case Isa::kNeon: return "neon";
     default: return "scalar";
   }
 }
 
 bool isa_available(Isa isa) {
   switch (isa) {
+#if defined(__x86_64__) || defined(_M_X64)
     case Isa::kAvx512: return __builtin_cpu_supports("avx512f");
     case Isa::kAvx2: return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    case Isa::kNeon: return false;
+#elif defined(__aarch64__)
+    case Isa::kNeon: return true;  // AdvSIMD is part of the aarch64 base ISA
+    case Isa::kAvx512:
+    case Isa::kAvx2: return false;
+#else
+    case Isa::kAvx512:
+    case Isa::kAvx2:
+    case Isa::kNeon: return false;
+#endif
     default: return true;
   }
 }
@@ -32,13 +44,15 @@ Isa best_isa() {
   const int o = g_override.load(std::memory_order_relaxed);
   if (o >= 0) return static_cast<Isa>(o);
   static const Isa detected = [] {
-    // TESSERA_X86_ISA=avx512|avx2|scalar narrows the choice (benchmarks of one path, or of
+    // TESSERA_X86_ISA=avx512|avx2|neon|scalar narrows the choice (benchmarks of one path, or of
     // the reference kernels); a path this CPU lacks, or another value, is ignored.
     if (const char* e = std::getenv("TESSERA_X86_ISA")) {
-      for (Isa i : {Isa::kAvx512, Isa::kAvx2, Isa::kScalar})
+      for (Isa i : {Isa::kAvx512, Isa::kAvx2, Isa::kNeon, Isa::kScalar})
         if (std::strcmp(e, isa_name(i)) == 0 && isa_available(i)) return i;
     }
-    return isa_available(Isa::kAvx512) ? Isa::kAvx512 : isa_available(Isa::kAvx2) ? Isa::kAvx2 : Isa::kScalar;
+    for (Isa i : {Isa::kAvx512, Isa::kAvx2, Isa::kNeon})
+      if (isa_available(i)) return i;
+    return Isa::kScalar;
   }();
   return detected;
 }

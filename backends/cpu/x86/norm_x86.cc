@@ -49,8 +49,7 @@ Result<std::unique_ptr<Kernel>> make_LayerNormalization(const CompileContext& ct
     a.n = inner;
     a.epsilon = epsilon;
     run_slots(k.thread_pool, threads_for(4 * outer * inner, threads), outer, [&](int64_t, int64_t b, int64_t e) {
-      if (isa == Isa::kAvx512) avx512::layer_norm(a, b, e);
-      else avx2::layer_norm(a, b, e);
+      TSR_ISA_DISPATCH(isa, layer_norm(a, b, e));
     });
     return Status::ok();
   });

@@ -48,8 +48,7 @@ class Pool2dKernel final : public Kernel {
     const int slots = threads_for(p.planes * p.h * p.w, threads);
     run_slots(ctx.thread_pool, slots, rows, [&](int64_t slot, int64_t b, int64_t e) {
       float* t = scratch + slot * slot_floats;
-      if (isa == Isa::kAvx512) avx512::pool2d_rows(p, x, y, t, b, e);
-      else avx2::pool2d_rows(p, x, y, t, b, e);
+      TSR_ISA_DISPATCH(isa, pool2d_rows(p, x, y, t, b, e));
     });
     return Status::ok();
   }
@@ -108,8 +107,7 @@ Result<std::unique_ptr<Kernel>> make_global_pool(const CompileContext& ctx, bool
     float* y = kc.output(0).data_as<float>();
     run_slots(kc.thread_pool, threads_for(planes * size, threads), planes, [&](int64_t, int64_t b, int64_t e) {
       const RowReduce op = is_max ? RowReduce::kMax : RowReduce::kMean;
-      if (isa == Isa::kAvx512) avx512::reduce_rows(op, x, y, size, b, e);
-      else avx2::reduce_rows(op, x, y, size, b, e);
+      TSR_ISA_DISPATCH(isa, reduce_rows(op, x, y, size, b, e));
     });
     return Status::ok();
   });

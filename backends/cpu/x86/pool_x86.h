@@ -43,5 +43,9 @@ namespace avx2 {
 void pool2d_rows(const Pool2dPlan& p, const float* x, float* y, float* t, int64_t begin, int64_t end);
 void reduce_rows(RowReduce op, const float* x, float* y, int64_t size, int64_t begin, int64_t end);
 }  // namespace avx2
+namespace neon {  // aarch64: backends/cpu/arm/pool_neon.cc
+void pool2d_rows(const Pool2dPlan& p, const float* x, float* y, float* t, int64_t begin, int64_t end);
+void reduce_rows(RowReduce op, const float* x, float* y, int64_t size, int64_t begin, int64_t end);
+}  // namespace neon
 
 }  // namespace tessera::x86

@@ -44,8 +44,7 @@ Result<std::unique_ptr<Kernel>> make_reduce(const CompileContext& ctx, RowReduce
     const float* x = k.input(0).data_as<float>();
     float* y = k.output(0).data_as<float>();
     run_slots(k.thread_pool, threads_for(rows * size, threads), rows, [&](int64_t, int64_t b, int64_t e) {
-      if (isa == Isa::kAvx512) avx512::reduce_rows(op, x, y, size, b, e);
-      else avx2::reduce_rows(op, x, y, size, b, e);
+      TSR_ISA_DISPATCH(isa, reduce_rows(op, x, y, size, b, e));
     });
     return Status::ok();
   });

@@ -53,8 +53,7 @@ class Resize2dKernel final : public Kernel {
     const int slots = threads_for(p.planes * p.oh * p.ow * (p.tw + 1), threads);
     run_slots(ctx.thread_pool, slots, p.planes * p.oh, [&](int64_t slot, int64_t b, int64_t e) {
       float* t = scratch + slot * slot_floats;
-      if (isa == Isa::kAvx512) avx512::resize2d_rows(p, x, y, t, b, e);
-      else avx2::resize2d_rows(p, x, y, t, b, e);
+      TSR_ISA_DISPATCH(isa, resize2d_rows(p, x, y, t, b, e));
     });
     return Status::ok();
   }

@@ -32,5 +32,8 @@ void resize2d_rows(const Resize2dPlan& p, const float* x, float* y, float* t, in
 namespace avx2 {
 void resize2d_rows(const Resize2dPlan& p, const float* x, float* y, float* t, int64_t begin, int64_t end);
 }  // namespace avx2
+namespace neon {  // aarch64: backends/cpu/arm/resize_neon.cc
+void resize2d_rows(const Resize2dPlan& p, const float* x, float* y, float* t, int64_t begin, int64_t end);
+}  // namespace neon
 
 }  // namespace tessera::x86

@@ -8,14 +8,23 @@
 //
 //   Vec::T v = Vec::load(p);  Vec::kW lanes (16 on AVX-512, 8 on AVX2)
 //   load_n / store_n touch only the first n < kW lanes (the row tails), no out-of-bounds access.
+//
+// On aarch64 the same templates are built once more (backends/cpu/arm/<op>_neon.cc, with
+// TSR_X86_ISA neon) on a NEON Vec of 4 floats whose max and min keep the x86 semantics.
 #pragma once
 
+#if defined(__aarch64__)
+#include <arm_neon.h>
+
+#include <cstring>
+#else
 #include <immintrin.h>
+#endif
 
 #include <cstdint>
 
 #ifndef TSR_X86_ISA
-#error "define TSR_X86_ISA (avx512 or avx2) before including simd_x86.h"
+#error "define TSR_X86_ISA (avx512, avx2 or neon) before including simd_x86.h"
 #endif
 
 namespace tessera::x86::TSR_X86_ISA {
@@ -107,8 +116,51 @@ struct Vec {
     return _mm_cvtss_f32(s);
   }
 };
+#elif defined(__aarch64__)
+struct Vec {
+  using T = float32x4_t;
+  static constexpr int kW = 4;
+  static T zero() { return vdupq_n_f32(0.f); }
+  static T set1(float v) { return vdupq_n_f32(v); }
+  static T load(const float* p) { return vld1q_f32(p); }
+  // Lanes >= n hold `fill`; memory past p[n - 1] is not read.
+  static T load_n(const float* p, int64_t n, float fill) {
+    float t[4] = {fill, fill, fill, fill};
+    std::memcpy(t, p, static_cast<size_t>(n) * sizeof(float));
+    return vld1q_f32(t);
+  }
+  static void store(float* p, T v) { vst1q_f32(p, v); }
+  static void store_n(float* p, T v, int64_t n) {
+    float t[4];
+    vst1q_f32(t, v);
+    std::memcpy(p, t, static_cast<size_t>(n) * sizeof(float));
+  }
+  static T add(T a, T b) { return vaddq_f32(a, b); }
+  static T sub(T a, T b) { return vsubq_f32(a, b); }
+  static T mul(T a, T b) { return vmulq_f32(a, b); }
+  static T div(T a, T b) { return vdivq_f32(a, b); }
+  // a > b ? a : b and a < b ? a : b (b when either is NaN), as x86's maxps and minps.
+  static T max(T a, T b) { return vbslq_f32(vcgtq_f32(a, b), a, b); }
+  static T min(T a, T b) { return vbslq_f32(vcltq_f32(a, b), a, b); }
+  static T fmadd(T a, T b, T c) { return vfmaq_f32(c, a, b); }  // a * b + c, one rounding
+  static T round(T a) { return vrndnq_f32(a); }                   // to nearest, ties to even
+  static T pow2i(T n) { return vreinterpretq_f32_s32(vshlq_n_s32(vaddq_s32(vcvtnq_s32_f32(n), vdupq_n_s32(127)), 23)); }
+  // a < b ? 0 : x (false for NaN, so NaN lanes keep x).
+  static T zero_if_less(T a, T b, T x) { return vbslq_f32(vcltq_f32(a, b), vdupq_n_f32(0.f), x); }
+  static T even(T a, T b) { return vuzp1q_f32(a, b); }  // a0 a2 b0 b2
+  static T gather(const float* base, const int32_t* idx) {
+    const float t[4] = {base[idx[0]], base[idx[1]], base[idx[2]], base[idx[3]]};
+    return vld1q_f32(t);
+  }
+  static float reduce_add(T v) { return vaddvq_f32(v); }
+  // The x86 reduction's pairing: max(max(v0, v2), max(v1, v3)) with max as above.
+  static float reduce_max(T v) {
+    const T h = max(v, vextq_f32(v, v, 2));
+    return vgetq_lane_f32(max(h, vextq_f32(h, h, 1)), 0);
+  }
+};
 #else
-#error "simd_x86.h needs -mavx512f or -mavx2 -mfma"
+#error "simd_x86.h needs -mavx512f, -mavx2 -mfma, or aarch64"
 #endif
 
 }  // namespace tessera::x86::TSR_X86_ISA

@@ -33,8 +33,7 @@ Result<std::unique_ptr<Kernel>> make_softmax(const CompileContext& ctx, bool log
     // exp costs about 8 flops per element: a thread per 4 Ki elements.
     const int slots = threads_for(8 * l.outer * l.axis_len * l.inner, threads);
     run_slots(k.thread_pool, slots, l.outer, [&](int64_t, int64_t b, int64_t e) {
-      if (isa == Isa::kAvx512) avx512::softmax(a, b, e);
-      else avx2::softmax(a, b, e);
+      TSR_ISA_DISPATCH(isa, softmax(a, b, e));
     });
     return Status::ok();
   });

@@ -48,5 +48,10 @@ void exp_array(const float* x, float* y, int64_t n);
 void softmax(const SoftmaxArgs& a, int64_t begin, int64_t end);
 void layer_norm(const LayerNormArgs& a, int64_t begin, int64_t end);
 }  // namespace avx2
+namespace neon {  // aarch64: backends/cpu/arm/softmax_neon.cc
+void exp_array(const float* x, float* y, int64_t n);
+void softmax(const SoftmaxArgs& a, int64_t begin, int64_t end);
+void layer_norm(const LayerNormArgs& a, int64_t begin, int64_t end);
+}  // namespace neon
 
 }  // namespace tessera::x86
