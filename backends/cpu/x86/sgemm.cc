@@ -203,9 +203,11 @@ void sgemm_part(const SgemmArgs& g, const SgemmKernelInfo& ki, const ScratchLayo
               ep.ld_addend = g.ld_addend;
               if (!post_act) ep.act = g.act;
             }
-            if (cols == nr) {
-              // Full width (all or the first `rows` rows): the micro-kernel writes C.
+            if (cols == nr || ki.masked_cols) {
+              // Full width, or edge columns on a kernel with masked stores (all or the
+              // first `rows` rows): the micro-kernel writes C.
               ep.rows = static_cast<int>(rows);
+              ep.cols = static_cast<int>(cols);
               ki.kernel(kc, apanel, bpanel, c, g.ldc, ep);
             } else {
               // Edge columns: products into the local tile, then the epilogue on the valid

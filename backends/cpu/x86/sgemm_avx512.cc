@@ -36,7 +36,8 @@ void ukernel_14x32(int64_t kc, const float* a, const float* b, float* c, int64_t
 #pragma GCC unroll 14
   for (int i = 0; i < kMr; ++i) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
 #pragma GCC unroll 14
-  for (int i = 0; i < kMr; ++i) _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc), _MM_HINT_T0);
+  for (int i = 0; i < kMr; ++i)
+    if (i < ep.rows) _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc), _MM_HINT_T0);
   for (int64_t p = 0; p < kc; ++p) {
     // acc[i][v] += a[p][i] * b[p][16v .. 16v+15]
     const __m512 b0 = _mm512_load_ps(b), b1 = _mm512_load_ps(b + 16);
@@ -52,6 +53,33 @@ void ukernel_14x32(int64_t kc, const float* a, const float* b, float* c, int64_t
   // C = act(alpha * acc + bias + beta * C + row_bias + addend)
   const EpilogueSimd<Vec> e(ep);
   const __m512 zero = _mm512_setzero_ps();
+  if (ep.cols < kNr) {
+    // Edge columns: the same terms on the first `cols` lanes, with masked loads and stores.
+    const int cols = ep.cols;
+    const __mmask16 m0 = cols >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << cols) - 1u);
+    const __mmask16 m1 = cols > 16 ? static_cast<__mmask16>((1u << (cols - 16)) - 1u) : __mmask16(0);
+    const __m512 b0 = ep.bias ? _mm512_maskz_loadu_ps(m0, ep.bias) : zero;
+    const __m512 b1 = ep.bias ? _mm512_maskz_loadu_ps(m1, ep.bias + 16) : zero;
+    auto finish = [&](__m512 a, __m512 bj, __m512 rb, const float* z, float* c, __mmask16 m) {
+      __m512 r = _mm512_fmadd_ps(e.alpha, a, bj);
+      if (e.read_c) r = _mm512_fmadd_ps(e.beta, _mm512_maskz_loadu_ps(m, c), r);
+      r = _mm512_add_ps(r, rb);
+      if (z) r = _mm512_add_ps(r, _mm512_maskz_loadu_ps(m, z));
+      r = e.activate(r);
+      if (e.affine) r = _mm512_fmadd_ps(r, e.scale, e.shift);
+      _mm512_mask_storeu_ps(c, m, r);
+    };
+#pragma GCC unroll 14
+    for (int i = 0; i < kMr; ++i) {
+      if (i >= ep.rows) break;
+      float* ci = c + i * ldc;
+      const __m512 rb = ep.row_bias ? _mm512_set1_ps(ep.row_bias[i]) : zero;
+      const float* zi = ep.addend ? ep.addend + i * ep.ld_addend : nullptr;
+      finish(acc[i][0], b0, rb, zi, ci, m0);
+      if (m1) finish(acc[i][1], b1, rb, zi ? zi + 16 : nullptr, ci + 16, m1);
+    }
+    return;
+  }
   const __m512 bias0 = ep.bias ? _mm512_loadu_ps(ep.bias) : zero, bias1 = ep.bias ? _mm512_loadu_ps(ep.bias + 16) : zero;
 #pragma GCC unroll 14
   for (int i = 0; i < kMr; ++i) {
@@ -68,6 +96,6 @@ void ukernel_14x32(int64_t kc, const float* a, const float* b, float* c, int64_t
 
 // MC x KC of A (336 x 256 x 4 B = 336 KiB) sits in L2; the KC x NR micro-panel of B
 // (256 x 32 x 4 B = 32 KiB) in L1.
-SgemmKernelInfo sgemm_avx512_kernel() { return {kMr, kNr, 336, 256, 2048, &ukernel_14x32}; }
+SgemmKernelInfo sgemm_avx512_kernel() { return {kMr, kNr, 336, 256, 2048, &ukernel_14x32, /*masked_cols=*/true}; }
 
 }  // namespace tessera::cpu

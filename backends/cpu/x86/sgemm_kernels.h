@@ -26,6 +26,10 @@ struct SgemmEpilogue {
   /// Rows of the tile to write (1..MR): an edge tile of C with fewer rows is written in
   /// place (rows past it are computed, from the zero padding of the packed A, and dropped).
   int rows = 1 << 30;
+  /// Columns of the tile to write (1..NR), for kernels with SgemmKernelInfo::masked_cols:
+  /// an edge tile of C with fewer columns is written in place with masked loads and stores
+  /// (bias and addend are read only for these columns). Others always get NR.
+  int cols = 1 << 30;
 };
 
 /// True if the micro-kernels apply `k` in registers.
@@ -44,6 +48,7 @@ using SgemmMicroKernel = void (*)(int64_t kc, const float* a, const float* b, fl
 struct SgemmKernelInfo {
   int mr, nr, mc, kc, nc;
   SgemmMicroKernel kernel;
+  bool masked_cols = false;  // the kernel honours SgemmEpilogue::cols
 };
 
 #if defined(__x86_64__) || defined(_M_X64)
