@@ -9,7 +9,8 @@
 // (sgemm_neon.cc) here; the float32 elementwise ops and activations (elementwise_x86.h)
 // on their NEON core (elementwise_neon.cc); pooling, Softmax, LogSoftmax,
 // LayerNormalization, ReduceSum/Mean/Max and Resize, whose ISA templates are compiled on a
-// NEON vector type (pool_neon.cc, softmax_neon.cc, resize_neon.cc).
+// NEON vector type (pool_neon.cc, softmax_neon.cc, resize_neon.cc); Transpose on 4 x 4 NEON
+// tiles (transpose_neon.cc).
 #pragma once
 
 #include <string>

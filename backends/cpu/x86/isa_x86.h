@@ -5,8 +5,8 @@
 // picks one at plan time with best_isa(); on a CPU with neither, the factory declines and
 // the backend runs the reference kernel. On aarch64 the same templates are compiled once
 // more with a NEON vector type (simd_x86.h; backends/cpu/arm/<op>_neon.cc) for pooling,
-// Softmax, LayerNormalization, the reductions and Resize (not Transpose, whose bodies use
-// x86 shuffles), and best_isa() is kNeon.
+// Softmax, LayerNormalization, the reductions and Resize; Transpose has its own NEON block
+// (transpose_neon.cc); best_isa() is kNeon there.
 #pragma once
 
 #include <optional>

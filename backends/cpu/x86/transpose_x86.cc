@@ -3,7 +3,9 @@
 // algorithm: transpose_x86.h.
 #include "backends/cpu/x86/transpose_x86.h"
 
+#if defined(__x86_64__) || defined(_M_X64)
 #include <immintrin.h>
+#endif
 
 #include <algorithm>
 #include <cstring>
@@ -51,8 +53,12 @@ void run_tile2d(const TransposePlan& p, const T* src, T* dst, int64_t begin, int
     if constexpr (sizeof(T) == 4) {
       const float* sf = reinterpret_cast<const float*>(s);
       float* df = reinterpret_cast<float*>(d);
+#if defined(__aarch64__)
+      if (p.isa == Isa::kNeon) neon::transpose_block(sf, lda, df, ldd, a1 - a0, q1 - q0, p.stream);
+#else
       if (p.isa == Isa::kAvx512) avx512::transpose_block(sf, lda, df, ldd, a1 - a0, q1 - q0, p.stream);
       else if (p.isa == Isa::kAvx2) avx2::transpose_block(sf, lda, df, ldd, a1 - a0, q1 - q0, p.stream);
+#endif
       else scalar_block(s, lda, d, ldd, a1 - a0, q1 - q0);
     } else {
       scalar_block(s, lda, d, ldd, a1 - a0, q1 - q0);
@@ -97,7 +103,9 @@ void run_typed(const TransposePlan& p, const T* src, T* dst, ThreadPool* pool, i
                           ((p.dims[p.j] + kBlockCols - 1) / kBlockCols);
     run_slots(pool, slots, tasks, [&](int64_t, int64_t b, int64_t e) {
       run_tile2d(p, src, dst, b, e);
+#if defined(__x86_64__) || defined(_M_X64)
       if (p.stream) _mm_sfence();  // order the non-temporal stores before the caller reads dst
+#endif
     });
   }
 }
@@ -158,7 +166,7 @@ TransposePlan plan_transpose(const std::vector<int64_t>& shape, const std::vecto
       if (p.src_stride[k] == 1) p.j = k;
   }
   p.isa = best_isa();
-  p.stream = p.kind == TransposePlan::Kind::kTile2d && elem_size == 4 && p.isa != Isa::kScalar &&
+  p.stream = p.kind == TransposePlan::Kind::kTile2d && elem_size == 4 && p.isa != Isa::kScalar && p.isa != Isa::kNeon &&
              static_cast<size_t>(p.numel) * 4 >= kStreamBytes;
   return p;
 }

@@ -67,6 +67,9 @@ TransposePlan plan_transpose(const std::vector<int64_t>& shape, const std::vecto
 /// Uses at most `threads` threads of `pool` (null: the calling thread). Allocates nothing.
 void run_transpose(const TransposePlan& plan, const void* src, void* dst, ThreadPool* pool, int threads);
 
+namespace neon {  // aarch64: backends/cpu/arm/transpose_neon.cc (4 x 4 tiles; no streaming stores)
+void transpose_block(const float* src, int64_t lds, float* dst, int64_t ldd, int64_t rows, int64_t cols, bool stream);
+}  // namespace neon
 namespace avx512 {
 /// dst[c * ldd + r] = src[r * lds + c] for r < rows, c < cols (floats, or any 4-byte
 /// elements: bits are moved, not computed). stream: non-temporal stores where aligned; the
