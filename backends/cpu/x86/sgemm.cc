@@ -185,9 +185,10 @@ void sgemm_part(const SgemmArgs& g, const SgemmKernelInfo& ki, const ScratchLayo
           const int64_t cols = std::min<int64_t>(nr, nc - jr);
           const float* bpanel = bblock + jr * kc;
           // The next micro-panel of B (kc x NR floats) towards L2 while this one is used: a
-          // pre-packed B is read from L3 or memory, and with few row blocks per panel (M of
-          // 128: 10) the first micro-kernel call would otherwise wait for it line by line.
-          if (jr + nr < nc && g.packed_b)
+          // pre-packed B is read from L3 or memory, and so is a KC x NC block packed here
+          // when it outgrows L2 (NC = 2048: 2 MiB); with few row blocks per panel (M of 128:
+          // 10) the first micro-kernel call would otherwise wait for it line by line.
+          if (jr + nr < nc)
             for (int64_t q = 0; q < kc * nr; q += 16) __builtin_prefetch(bpanel + kc * nr + q, 0, 2);
           for (int64_t ir = 0; ir < mc; ir += mr) {
             const int64_t rows = std::min<int64_t>(mr, mc - ir);
