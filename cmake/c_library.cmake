@@ -32,7 +32,8 @@ find_package(Threads REQUIRED)
 target_link_libraries(tessera_c_shared PRIVATE Threads::Threads)
 # A static archive carries no dependencies itself: its users link these (the package's
 # target and tessera.pc's Libs.private say so).
-target_link_libraries(tessera_c_static INTERFACE Threads::Threads m)
+# stdc++ by name: a C-only consumer project has no C++ linker to add it.
+target_link_libraries(tessera_c_static INTERFACE stdc++ m Threads::Threads)
 set(_tsr_pc_private "-lstdc++ -lm -lpthread")
 if(TESSERA_WITH_CUDA)
   target_link_libraries(tessera_c_shared PRIVATE CUDA::cudart_static ${CMAKE_DL_LIBS})
