@@ -216,6 +216,8 @@ const char* tsr_status_name(tsr_status status) {
     case TSR_OUT_OF_MEMORY: return "OUT_OF_MEMORY";
     case TSR_INTERNAL: return "INTERNAL";
     case TSR_IO_ERROR: return "IO_ERROR";
+    case TSR_STATUS_RANGE_MIN_:
+    case TSR_STATUS_RANGE_MAX_: break;
   }
   return "UNKNOWN";
 }

@@ -169,6 +169,7 @@ TEST(CApiBasics, VersionsAndStatusNames) {
   EXPECT_STREQ(tsr_status_name(TSR_OK), "OK");
   EXPECT_STREQ(tsr_status_name(TSR_INVALID_FILE), "INVALID_FILE");
   EXPECT_STREQ(tsr_status_name(static_cast<tsr_status>(99)), "UNKNOWN");
+  EXPECT_STREQ(tsr_status_name(static_cast<tsr_status>(-1)), "UNKNOWN");
 }
 
 TEST(CApiBasics, TensorHelpers) {
@@ -185,6 +186,8 @@ TEST(CApiBasics, TensorHelpers) {
   EXPECT_ERROR(tsr_dtype_size(static_cast<tsr_dtype>(8), &n), TSR_INVALID_ARGUMENT, "dtype 8");   // string
   EXPECT_ERROR(tsr_dtype_size(static_cast<tsr_dtype>(999), &n), TSR_INVALID_ARGUMENT, "dtype 999");
   EXPECT_ERROR(tsr_dtype_size(TSR_DTYPE_UNDEFINED, &n), TSR_INVALID_ARGUMENT, "dtype 0");
+  EXPECT_ERROR(tsr_dtype_size(static_cast<tsr_dtype>(-3), &n), TSR_INVALID_ARGUMENT, "dtype -3");
+  EXPECT_ERROR(tsr_dtype_size(TSR_DTYPE_RANGE_MAX_, &n), TSR_INVALID_ARGUMENT, "dtype 2147483647");
   EXPECT_ERROR(tsr_dtype_size(TSR_DTYPE_FLOAT32, nullptr), TSR_INVALID_ARGUMENT, "'size' is null");
 
   const int64_t dims[3] = {2, 3, 5};

@@ -74,7 +74,11 @@ typedef enum tsr_status {
   TSR_UNIMPLEMENTED = 4,    /* an op, attribute or dtype Tessera does not support yet */
   TSR_OUT_OF_MEMORY = 5,    /* an allocation failed, or the memory limit would be exceeded */
   TSR_INTERNAL = 6,         /* a bug in Tessera: please report it with tsr_last_error() */
-  TSR_IO_ERROR = 7          /* a file could not be opened, read or mapped */
+  TSR_IO_ERROR = 7,         /* a file could not be opened, read or mapped */
+  /* Not codes: they make the enum as wide as int32 (as Vulkan's *_MAX_ENUM), so that any
+   * int a caller passes (e.g. to tsr_status_name) is a valid value of the type. */
+  TSR_STATUS_RANGE_MIN_ = -0x7fffffff - 1,
+  TSR_STATUS_RANGE_MAX_ = 0x7fffffff
 } tsr_status;
 
 /* The message of the last failed call on this thread ("" if none has failed). The text
@@ -120,7 +124,11 @@ typedef enum tsr_dtype {
   TSR_DTYPE_FLOAT8E5M2 = 19,
   TSR_DTYPE_FLOAT8E5M2FNUZ = 20,
   TSR_DTYPE_UINT4 = 21,
-  TSR_DTYPE_INT4 = 22
+  TSR_DTYPE_INT4 = 22,
+  /* Not element types: they make the enum as wide as int32, so that any int a caller passes
+   * is a valid value of the type (and rejected with TSR_INVALID_ARGUMENT). */
+  TSR_DTYPE_RANGE_MIN_ = -0x7fffffff - 1,
+  TSR_DTYPE_RANGE_MAX_ = 0x7fffffff
 } tsr_dtype;
 
 /* Bytes per element of `dtype` into *size. Errors: TSR_INVALID_ARGUMENT for a value that
