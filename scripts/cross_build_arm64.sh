@@ -26,6 +26,7 @@
 #        BUILD_DIR      host build folder with the full tessera CLI, build/venv and build/models
 #                       (default build); --test needs its tessera (scripts/test.sh builds it first)
 #        TESSERA_JOBS   parallel build and test jobs (default: nproc)
+#        TESSERA_SIZE_OPT  ON (default): the runtime built for size, SIMD kernels excepted
 #        TESSERA_HOST_PYTHON, TESSERA_MODELS_DIR  the venv Python and the models folder
 #                       (default: $BUILD_DIR/venv/bin/python and $BUILD_DIR/models)
 set -euo pipefail
@@ -77,6 +78,9 @@ cmake_args=(
   -DCMAKE_TOOLCHAIN_FILE="$ROOT/cmake/toolchains/aarch64-linux-gnu.cmake"
   -DCMAKE_BUILD_TYPE=Release -DTESSERA_MINIMAL=ON -DTESSERA_BUILD_TESTS=ON -DTESSERA_KERNEL_TESTS_ONLY=ON
   -DTESSERA_WITH_CUDA=OFF -DTESSERA_WITH_VULKAN=OFF -DTESSERA_WITH_MPI=OFF -DTESSERA_ASAN_TESTS=OFF
+  # The embedded configuration: -Os outside the SIMD kernels (a 1.2 MB libtessera.so
+  # instead of 2.1 MB; bench/c_api_size.sh), so the tests below run what a board gets.
+  -DTESSERA_SIZE_OPT="${TESSERA_SIZE_OPT:-ON}"
 )
 # The real-model check needs the host's full CLI (it converts), the venv and the models.
 if [[ -x "$HOST_BUILD/tessera" ]]; then
