@@ -6,6 +6,7 @@
 #     kernels over many shapes;
 #   - one real model: the PP-OCR direction classifier converted by the host's tessera, run by
 #     the aarch64 tessera and by the host's, outputs compared (tests/arm/model_vs_host.py);
+#   - the C API suites (tests/unit/c_api_test.cc, ctest CApi.*);
 #   - the C API: the minimal libtessera installed into a temporary prefix, the C example
 #     (apps/examples/c) cross-built against it (find_package shared and static, pkg-config)
 #     and run on the same model, compared with the host's `tessera run`
@@ -94,8 +95,8 @@ mkdir -p "$BUILD_DIR_ARM"
 step "configure $BUILD_DIR_ARM (aarch64, Release, runtime without the converter)"
 cmake -S . -B "$BUILD_DIR_ARM" "${cmake_args[@]}" > "$BUILD_DIR_ARM/configure.log" 2>&1 ||
   { tail -n 40 "$BUILD_DIR_ARM/configure.log" >&2; die "configure failed (log: $BUILD_DIR_ARM/configure.log)"; }
-step "build tessera, libtessera and tessera_kernel_tests for aarch64 (make -j$JOBS)"
-make -C "$BUILD_DIR_ARM" -j"$JOBS" --no-print-directory tessera tessera_c_shared tessera_c_static tessera_kernel_tests
+step "build tessera, libtessera, tessera_kernel_tests and tessera_c_api_tests for aarch64 (make -j$JOBS)"
+make -C "$BUILD_DIR_ARM" -j"$JOBS" --no-print-directory tessera tessera_c_shared tessera_c_static tessera_kernel_tests tessera_c_api_tests
 step "built in $((SECONDS - start)) s"
 
 if ((RUN_TESTS)); then

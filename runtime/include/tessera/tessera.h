@@ -262,7 +262,8 @@ TSR_API tsr_status tsr_session_threads(const tsr_session* session, int* threads)
  * size. Once every input has a shape (from this call or tsr_session_set_input) the session
  * plans for them right away (shape inference, kernel choice, memory), so that
  * tsr_session_output_shape gives the concrete output shapes before the first run. A later
- * tsr_session_set_input with another shape replaces this one. Errors: TSR_INVALID_ARGUMENT
+ * tsr_session_set_input with another shape replaces this one; a buffer already bound to
+ * this input with another shape is unbound (tsr_session_run then asks for it). Errors: TSR_INVALID_ARGUMENT
  * (null handle, index out of range, null `dims` with rank > 0, a negative dim, a rank or a
  * fixed dim that contradicts the model's declaration: the message names the input, the dim
  * and both values), TSR_OUT_OF_MEMORY (over the memory limit), TSR_UNIMPLEMENTED (an op not
