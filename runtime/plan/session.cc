@@ -135,6 +135,22 @@ Status Session::prepare_locked(const std::vector<Shape>& input_shapes, const std
 }
 
 Result<std::vector<Tensor>> Session::run(const std::vector<std::pair<std::string, Tensor>>& inputs) {
+  return run(inputs, {});
+}
+
+Result<std::vector<Shape>> Session::planned_output_shapes() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!plan_) return invalid_argument("no plan yet: the input shapes are not known (prepare or run first)");
+  std::vector<Shape> shapes;
+  for (int id : plan_->outputs) shapes.push_back(id >= 0 ? plan_->values[id].shape : Shape{});
+  return shapes;
+}
+
+Result<std::vector<Tensor>> Session::run(const std::vector<std::pair<std::string, Tensor>>& inputs,
+                                         const std::vector<OutputBinding>& bindings) {
+  if (!bindings.empty() && bindings.size() != outputs_.size())
+    return invalid_argument("run: " + std::to_string(bindings.size()) + " output bindings for " +
+                            std::to_string(outputs_.size()) + " outputs");
   std::vector<const Tensor*> bound(inputs_.size(), nullptr);
   for (const auto& [name, t] : inputs) {
     size_t k = 0;
@@ -173,9 +189,24 @@ Result<std::vector<Tensor>> Session::run(const std::vector<std::pair<std::string
   // One wait per run for the device's queue (a failed kernel surfaces here). Graph outputs
   // were copied to the host by the plan's last copy steps.
   if (plan_->device) TSR_RETURN_IF_ERROR(plan_->device->synchronize());
+  // Every caller's buffer is checked before any is written.
+  std::vector<Tensor> views;
+  for (size_t k = 0; k < plan_->outputs.size(); ++k) {
+    views.push_back(plan_value_view(*plan_, plan_->outputs[k], arena, bound));
+    const Tensor& view = views.back();
+    if (k < bindings.size() && bindings[k].data && view.nbytes() > bindings[k].capacity)
+      return invalid_argument("output '" + outputs_[k].name + "' is " + view.describe() + ", " +
+                              std::to_string(view.nbytes()) + " bytes; the caller's buffer for it holds " +
+                              std::to_string(bindings[k].capacity) + " bytes");
+  }
   std::vector<Tensor> outs;
-  for (int id : plan_->outputs) {
-    Tensor view = plan_value_view(*plan_, id, arena, bound);
+  for (size_t k = 0; k < views.size(); ++k) {
+    const Tensor& view = views[k];
+    if (k < bindings.size() && bindings[k].data) {
+      if (view.nbytes()) std::memcpy(bindings[k].data, view.data(), view.nbytes());
+      outs.push_back(Tensor::wrap(view.dtype(), view.shape(), bindings[k].data));
+      continue;
+    }
     TSR_ASSIGN_OR_RETURN(Tensor copy, view.clone());
     outs.push_back(std::move(copy));
   }

@@ -32,4 +32,17 @@ else()
     set_tests_properties(arm.model_vs_host.${_model} PROPERTIES LABELS "model" TIMEOUT 900
                          ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1")
   endforeach()
+  # The C API on the target: this build's libtessera installed into a temporary prefix, the C
+  # example cross-built against it (find_package shared and static, pkg-config with the
+  # cross gcc), run through the emulator on the cls model and compared with the host's
+  # `tessera run` (relative error <= 1e-5). Also checks libtessera.so's NEEDED and exports.
+  if(TARGET tessera_c_shared)
+    add_test(NAME arm.c_example
+             COMMAND ${TESSERA_HOST_PYTHON} ${PROJECT_SOURCE_DIR}/tests/e2e/c_example_test.py
+                     --build-dir ${CMAKE_BINARY_DIR} --source-dir ${PROJECT_SOURCE_DIR}
+                     --host-tessera ${TESSERA_HOST_TESSERA} --models-dir ${TESSERA_MODELS_DIR}
+                     --work-dir ${CMAKE_BINARY_DIR}/arm_c_example --toolchain ${CMAKE_TOOLCHAIN_FILE}
+                     --cc ${CMAKE_C_COMPILER} "${_tsr_emu}")
+    set_tests_properties(arm.c_example PROPERTIES LABELS "model" TIMEOUT 900 ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1")
+  endif()
 endif()

@@ -56,3 +56,16 @@ if(TARGET tessera AND TARGET tessera_converter)
       LABELS "e2e" SKIP_RETURN_CODE 77 TIMEOUT 300 ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1")
   endforeach()
 endif()
+
+# The C example (apps/examples/c) built against the installed package (find_package shared
+# and static, pkg-config) and run on the PP-OCR direction classifier, against `tessera run`;
+# also checks what the installed libtessera.so links and exports (c_example_test.py).
+if(TARGET tessera AND TARGET tessera_converter AND TARGET tessera_c_shared)
+  add_test(NAME e2e.c_example
+           COMMAND /bin/sh ${CMAKE_CURRENT_LIST_DIR}/with_venv_python.sh ${TESSERA_PYTHON}
+                   ${CMAKE_CURRENT_LIST_DIR}/c_example_test.py --build-dir ${CMAKE_BINARY_DIR}
+                   --source-dir ${PROJECT_SOURCE_DIR} --host-tessera $<TARGET_FILE:tessera>
+                   --models-dir ${TESSERA_MODELS_DIR} --work-dir ${CMAKE_BINARY_DIR}/e2e/c_example --skip-missing)
+  set_tests_properties(e2e.c_example PROPERTIES LABELS "e2e" SKIP_RETURN_CODE 77 TIMEOUT 900
+                       ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1")
+endif()

@@ -101,6 +101,24 @@ class Session {
   /// missing, unknown, given twice, or of the wrong dtype or shape.
   Result<std::vector<Tensor>> run(const std::vector<std::pair<std::string, Tensor>>& inputs);
 
+  /// Where run() puts one output: when `data` is non-null, the output's bytes are copied
+  /// straight from the activation arena into this caller's buffer of `capacity` bytes (no
+  /// allocation) and the returned Tensor views it; when null, the output gets its own bytes.
+  struct OutputBinding {
+    void* data = nullptr;
+    size_t capacity = 0;  // bytes
+  };
+  /// As run() above, with `bindings` (empty, or one per output in outputs() order) saying
+  /// where each output goes. Errors as run(), and kInvalidArgument naming the output when a
+  /// caller's buffer is smaller than the output (its bytes and shape are in the message);
+  /// no caller buffer is written then.
+  Result<std::vector<Tensor>> run(const std::vector<std::pair<std::string, Tensor>>& inputs,
+                                  const std::vector<OutputBinding>& bindings);
+
+  /// The output shapes of the current plan (after prepare() or run()), in outputs() order.
+  /// Errors (kInvalidArgument) when nothing has been planned yet.
+  Result<std::vector<Shape>> planned_output_shapes();
+
   /// Threads of the CPU pool (options.threads, or the physical cores for 0).
   int threads() const;
 
