@@ -334,6 +334,27 @@ bool scalar_const(const Graph& g, int id, float* v) {
   return true;
 }
 
+/// Replaces a matched pattern: node `last` (index in g.nodes) by a one-input node `op`
+/// (opset `opset`, named after `last`) that reads `x` and writes last's output; the nodes
+/// listed in `absorbed` (indices) are removed. Indices are those before the call.
+void replace_pattern(Graph& g, size_t last, const std::vector<int>& absorbed, const char* op, int opset, int x,
+                     const char* suffix) {
+  Node n;
+  n.name = g.nodes[last].name + suffix;
+  n.op_type = op;
+  n.opset = opset;
+  n.inputs = {x};
+  n.outputs = {g.nodes[last].outputs[0]};
+  std::vector<char> drop(g.nodes.size(), 0);
+  for (int k : absorbed) drop[static_cast<size_t>(k)] = 1;
+  std::vector<Node> kept;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    if (i == last) kept.push_back(n);
+    else if (!drop[i]) kept.push_back(std::move(g.nodes[i]));
+  }
+  g.nodes = std::move(kept);
+}
+
 /// x * Clip(x + 3, 0, 6) / 6 (also (x + 3) first, the Mul's operands either way, and
 /// Clip(...) / 6 before the Mul, or * (1/6)) -> HardSwish(x). Clip-11+ only (min and max
 /// as inputs), float32.
@@ -416,20 +437,7 @@ Status fuse_hardswish(Graph& g, ConvertReport* report) {
       if (x < 0 || g.values[x].dtype == DType::kFloat16 || g.values[x].dtype == DType::kBFloat16) continue;
       if (g.values[x].dtype != DType::kFloat32 && g.values[x].dtype != DType::kUndefined) continue;
       // HardSwish takes the last node's place (its output), the others go.
-      Node hs;
-      hs.name = last.name + "/hardswish";
-      hs.op_type = "HardSwish";
-      hs.opset = std::max(14, last.opset);
-      hs.inputs = {x};
-      hs.outputs = {last.outputs[0]};
-      std::vector<char> drop(g.nodes.size(), 0);
-      for (int k : nodes) drop[static_cast<size_t>(k)] = 1;
-      std::vector<Node> kept;
-      for (size_t i = 0; i < g.nodes.size(); ++i) {
-        if (i == ni) kept.push_back(hs);
-        else if (!drop[i]) kept.push_back(std::move(g.nodes[i]));
-      }
-      g.nodes = std::move(kept);
+      replace_pattern(g, ni, nodes, "HardSwish", std::max(14, last.opset), x, "/hardswish");
       if (report) ++report->hardswish_fused;
       changed = true;
     }
@@ -575,20 +583,7 @@ Status fuse_gelu(Graph& g, ConvertReport* report) {
         }
       }
       if (x < 0 || (g.values[x].dtype != DType::kFloat32 && g.values[x].dtype != DType::kUndefined)) continue;
-      Node gelu;
-      gelu.name = last.name + "/gelu";
-      gelu.op_type = "Gelu";
-      gelu.opset = 20;
-      gelu.inputs = {x};
-      gelu.outputs = {last.outputs[0]};
-      std::vector<char> drop(g.nodes.size(), 0);
-      for (int k : nodes) drop[static_cast<size_t>(k)] = 1;
-      std::vector<Node> kept;
-      for (size_t i = 0; i < g.nodes.size(); ++i) {
-        if (i == ni) kept.push_back(gelu);
-        else if (!drop[i]) kept.push_back(std::move(g.nodes[i]));
-      }
-      g.nodes = std::move(kept);
+      replace_pattern(g, ni, nodes, "Gelu", 20, x, "/gelu");
       if (report) ++report->gelu_fused;
       changed = true;
     }

@@ -130,6 +130,22 @@ __attribute__((always_inline)) inline void copy_row(float* dst, const float* src
   for (; i < n; ++i) dst[i] = src ? src[i] : 0.f;
 }
 
+// The output plane (oh x ow) of a depthwise flat run: row oy is flat[oy * stride ..], then
+// + zp (the fused residual, same layout as yp; may be null) and the activation.
+__attribute__((always_inline)) inline void flat_rows_out(const float* flat, int64_t stride, const float* zp, float* yp,
+                                                         int64_t oh, int64_t ow, const FusedActivation& act) {
+  for (int64_t oy = 0; oy < oh; ++oy) {
+    float* yr = yp + oy * ow;
+    const float* fr = flat + oy * stride;
+    if (zp) {
+      for (int64_t ox = 0; ox < ow; ++ox) yr[ox] = fr[ox] + zp[oy * ow + ox];
+    } else {
+      copy_row(yr, fr, ow);
+    }
+    if (act.kind != FusedActivation::Kind::kNone || act.has_affine()) activate_row(act, yr, ow);
+  }
+}
+
 #if defined(__x86_64__) || defined(_M_X64)
 #define TSR_DEPTHWISE_CLONES __attribute__((target_clones("avx512f", "arch=haswell", "default")))
 #else
@@ -204,16 +220,7 @@ TSR_DEPTHWISE_CLONES __attribute__((optimize("no-tree-loop-distribute-patterns")
       __builtin_memcpy(flat + f, &a0, sizeof a0);
       __builtin_memcpy(flat + f + 16, &a1, sizeof a1);
     }
-    for (int64_t oy = 0; oy < oh; ++oy) {
-      float* yr = yp + oy * ow;
-      const float* fr = flat + oy * hc;
-      if (zp) {
-        for (int64_t ox = 0; ox < ow; ++ox) yr[ox] = fr[ox] + zp[oy * ow + ox];
-      } else {
-        copy_row(yr, fr, ow);
-      }
-      if (act.kind != FusedActivation::Kind::kNone || act.has_affine()) activate_row(act, yr, ow);
-    }
+    flat_rows_out(flat, hc, zp, yp, oh, ow, act);
     return;
   }
   const bool split = sw == 2;
@@ -268,16 +275,7 @@ TSR_DEPTHWISE_CLONES __attribute__((optimize("no-tree-loop-distribute-patterns")
       __builtin_memcpy(flat + f, &a0, sizeof a0);
       __builtin_memcpy(flat + f + 16, &a1, sizeof a1);
     }
-    for (int64_t oy = 0; oy < oh; ++oy) {
-      float* yr = yp + oy * ow;
-      const float* fr = flat + oy * pad_cols;
-      if (zp) {
-        for (int64_t ox = 0; ox < ow; ++ox) yr[ox] = fr[ox] + zp[oy * ow + ox];
-      } else {
-        copy_row(yr, fr, ow);
-      }
-      if (act.kind != FusedActivation::Kind::kNone || act.has_affine()) activate_row(act, yr, ow);
-    }
+    flat_rows_out(flat, pad_cols, zp, yp, oh, ow, act);
     return;
   }
   for (int64_t oy = 0; oy < oh; ++oy) {
