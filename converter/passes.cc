@@ -334,6 +334,28 @@ bool scalar_const(const Graph& g, int id, float* v) {
   return true;
 }
 
+/// Whether the constant inputs of nodes `absorbed` and `last` (indices in g.nodes), which a
+/// fusion is about to replace by a one-input op on `x`, leave the shape of x unchanged: a
+/// scalar constant of rank r broadcasts x up to rank r (x: [50], 0.5 of shape [1,1,1] ->
+/// [1,1,50]), which the fused op would lose. Without x's rank, constants of rank <= 1 pass
+/// (exporters write [1]-shaped scalars, e.g. Paddle's p2o.helper.constant; they change the
+/// shape only of a rank-0 x).
+bool constants_keep_rank(const Graph& g, size_t last, const std::vector<int>& absorbed, int x) {
+  const Value& xv = g.values[static_cast<size_t>(x)];
+  auto ok = [&](const Node& n) {
+    for (int v : n.inputs) {
+      if (v < 0 || v == x || !g.values[static_cast<size_t>(v)].initializer) continue;
+      const size_t r = g.values[static_cast<size_t>(v)].initializer->shape().size();
+      if (r > (xv.has_shape ? xv.shape.size() : size_t{1})) return false;
+    }
+    return true;
+  };
+  if (!ok(g.nodes[last])) return false;
+  for (int k : absorbed)
+    if (!ok(g.nodes[static_cast<size_t>(k)])) return false;
+  return true;
+}
+
 /// Replaces a matched pattern: node `last` (index in g.nodes) by a one-input node `op`
 /// (opset `opset`, named after `last`) that reads `x` and writes last's output; the nodes
 /// listed in `absorbed` (indices) are removed. Indices are those before the call.
@@ -436,6 +458,7 @@ Status fuse_hardswish(Graph& g, ConvertReport* report) {
       }
       if (x < 0 || g.values[x].dtype == DType::kFloat16 || g.values[x].dtype == DType::kBFloat16) continue;
       if (g.values[x].dtype != DType::kFloat32 && g.values[x].dtype != DType::kUndefined) continue;
+      if (!constants_keep_rank(g, ni, nodes, x)) continue;
       // HardSwish takes the last node's place (its output), the others go.
       replace_pattern(g, ni, nodes, "HardSwish", std::max(14, last.opset), x, "/hardswish");
       if (report) ++report->hardswish_fused;
@@ -583,6 +606,7 @@ Status fuse_gelu(Graph& g, ConvertReport* report) {
         }
       }
       if (x < 0 || (g.values[x].dtype != DType::kFloat32 && g.values[x].dtype != DType::kUndefined)) continue;
+      if (!constants_keep_rank(g, ni, nodes, x)) continue;
       replace_pattern(g, ni, nodes, "Gelu", 20, x, "/gelu");
       if (report) ++report->gelu_fused;
       changed = true;

@@ -3,6 +3,7 @@
 // or a null pointer becomes a tsr_status plus a thread-local message; nothing unwinds into C.
 #include "tessera/tessera.h"
 
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <exception>
@@ -51,6 +52,7 @@ struct tsr_session {
   std::vector<Session::OutputBinding> bindings;
   bool have_outputs = false;
   std::vector<Tensor> outputs;  // of the last successful run
+  std::atomic<bool> running{false};  // a tsr_session_run is in progress (catches two threads' runs)
 };
 
 namespace {
@@ -536,6 +538,15 @@ tsr_status tsr_session_set_output_buffer(tsr_session* session, size_t index, voi
 tsr_status tsr_session_run(tsr_session* session) {
   return guard(__func__, [&]() -> Status {
     TSR_C_NONNULL(session);
+    // One session must not run on two threads at once (tessera.h); a second run while one
+    // is in progress would race on the outputs below (a double free), so it is refused.
+    if (session->running.exchange(true, std::memory_order_acquire))
+      return tessera::invalid_argument(
+          "the session is already running on another thread: one session must not be used by two threads at once");
+    struct Done {
+      std::atomic<bool>& f;
+      ~Done() { f.store(false, std::memory_order_release); }
+    } done{session->running};
     session->have_outputs = false;
     session->outputs.clear();
     const auto& infos = session->session->inputs();

@@ -238,5 +238,50 @@ TEST(ConverterPasses, GeluPatternWithOtherConstantsOrReadersIsLeftAlone) {
   }
 }
 
+/// A [1,1,...]-shaped "scalar" constant of higher rank than x broadcasts x up to its rank
+/// (0.5 of shape [1,1,1,1,1] makes a [1,6,6,6] x [1,1,6,6,6]); the fused one-input op would
+/// drop that, so such a pattern is left alone. Found by the helper-break tester: a Gelu or
+/// HardSwish of x [50] with a [1,1,1] constant gave [50] where onnxruntime gives [1,1,50].
+/// A constant of x's rank (known) or of rank <= 1 (x's rank unknown) still fuses.
+TEST(ConverterPasses, GeluAndHardSwishWithRankRaisingConstantsAreLeftAlone) {
+  std::mt19937 rng(9);
+  for (int variant = 0; variant < 4; ++variant) {
+    const bool gelu = variant < 2, raises = variant % 2 == 0;
+    int cur = -1;
+    Model m = conv_model(true, rng, &cur);
+    Graph& g = m.graph;
+    if (!raises) {  // x's rank known (4) and the constant of that rank: fuses
+      g.values[cur].has_shape = true;
+      g.values[cur].shape = {{1, ""}, {6, ""}, {6, ""}, {6, ""}};
+    }
+    auto k = [&](const char* name, float v) {
+      Tensor t = Tensor::allocate(DType::kFloat32, raises ? Shape{1, 1, 1, 1, 1} : Shape{1, 1, 1, 1}).value();
+      t.data_as<float>()[0] = v;
+      return add_const(g, name, std::move(t));
+    };
+    const int y = g.add_value(val("y"));
+    if (gelu) {
+      const int d = g.add_value(val("d")), e = g.add_value(val("e")), s1 = g.add_value(val("s")), p = g.add_value(val("p"));
+      add_node(g, "Div", {cur, add_const(g, "sqrt2", scalar(1.41421356f))}, d);
+      add_node(g, "Erf", {d}, e);
+      add_node(g, "Add", {e, add_const(g, "one", scalar(1.f))}, s1);
+      add_node(g, "Mul", {cur, k("half", 0.5f)}, p);
+      add_node(g, "Mul", {p, s1}, y);
+    } else {
+      const int a = g.add_value(val("a")), c = g.add_value(val("c2")), p = g.add_value(val("p"));
+      add_node(g, "Add", {cur, add_const(g, "three", scalar(3.f))}, a);
+      add_node(g, "Clip", {a, add_const(g, "lo", scalar(0.f)), add_const(g, "hi", scalar(6.f))}, c);
+      add_node(g, "Mul", {cur, c}, p);
+      add_node(g, "Div", {p, k("six", 6.f)}, y);
+    }
+    g.outputs.push_back(y);
+    Model opt = m;
+    ConvertReport rep;
+    ASSERT_TRUE(optimize_model(opt, ConvertOptions{}, &rep).is_ok());
+    EXPECT_EQ(gelu ? rep.gelu_fused : rep.hardswish_fused, raises ? 0 : 1) << "variant " << variant;
+    expect_same_outputs(m, opt, filled({1, 3, 8, 8}, rng, -4.f, 4.f), 1e-6f);
+  }
+}
+
 }  // namespace
 }  // namespace tessera

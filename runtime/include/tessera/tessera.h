@@ -42,7 +42,9 @@
  *  - Tensors are dense, row-major (C order), outermost dim first: image models take NCHW.
  *    Sizes are in bytes where the name says bytes, in elements where it says count.
  *  - Thread safety: different sessions may run on different threads at once; one session
- *    must not be used by two threads at the same time. Models may be shared by sessions on
+ *    must not be used by two threads at the same time (a tsr_session_run while another is in
+ *    progress on the same session fails with TSR_INVALID_ARGUMENT; other overlaps are not
+ *    detected). Models may be shared by sessions on
  *    any threads. tsr_last_error() is per thread.
  */
 #ifndef TESSERA_TESSERA_H_
