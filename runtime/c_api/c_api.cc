@@ -413,17 +413,22 @@ tsr_status tsr_session_options_set_backends(tsr_session_options* options, const 
     TSR_C_NONNULL(backends);
     std::vector<std::string> names;
     std::string list(backends);
+    // Messages quote at most 64 bytes of the caller's text (a 1 MiB list made a 2 MiB error).
+    const auto quote = [](const std::string& t) { return t.size() <= 64 ? t : t.substr(0, 64) + "..."; };
     size_t start = 0;
     while (true) {
       size_t comma = list.find(',', start);
       std::string name = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
       size_t b = name.find_first_not_of(" \t"), e = name.find_last_not_of(" \t");
       name = b == std::string::npos ? std::string() : name.substr(b, e - b + 1);
-      if (name.empty()) return tessera::invalid_argument("backend list '" + list + "' has an empty name");
+      if (name.empty()) return tessera::invalid_argument("backend list '" + quote(list) + "' has an empty name");
       bool known = false;
       for (const char* k : kKnownBackends) known |= name == k;
       if (!known)
-        return tessera::invalid_argument("unknown backend '" + name + "' in '" + list + "' (known: cpu, cuda, vulkan)");
+        return tessera::invalid_argument("unknown backend '" + quote(name) + "' in '" + quote(list) +
+                                         "' (known: cpu, cuda, vulkan)");
+      for (const std::string& seen : names)
+        if (seen == name) return tessera::invalid_argument("backend list '" + quote(list) + "' names '" + name + "' twice");
       names.push_back(name);
       if (comma == std::string::npos) break;
       start = comma + 1;

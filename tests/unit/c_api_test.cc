@@ -537,6 +537,12 @@ TEST_F(CApi, SessionOptions) {
                "unknown backend 'tpu' in 'vulkan,tpu' (known: cpu, cuda, vulkan)");
   EXPECT_ERROR(tsr_session_options_set_backends(opts, "cpu,,vulkan"), TSR_INVALID_ARGUMENT, "empty name");
   EXPECT_ERROR(tsr_session_options_set_backends(opts, ""), TSR_INVALID_ARGUMENT, "empty name");
+  EXPECT_ERROR(tsr_session_options_set_backends(opts, "cpu,cpu"), TSR_INVALID_ARGUMENT, "names 'cpu' twice");
+  {
+    const std::string huge(1 << 20, 'x');  // the message quotes a bounded part of it
+    EXPECT_EQ(tsr_session_options_set_backends(opts, huge.c_str()), TSR_INVALID_ARGUMENT);
+    EXPECT_LT(std::strlen(tsr_last_error()), 1024u) << "the error should not echo a 1 MiB argument";
+  }
   EXPECT_ERROR(tsr_session_options_set_backends(opts, nullptr), TSR_INVALID_ARGUMENT, "'backends' is null");
   EXPECT_ERROR(tsr_session_options_set_threads(opts, -1), TSR_INVALID_ARGUMENT, "threads is -1");
   EXPECT_ERROR(tsr_session_options_set_threads(opts, 5000), TSR_INVALID_ARGUMENT, "threads is 5000");

@@ -201,6 +201,40 @@ TEST(ConvX86, WinogradMatchesReference) {
         check(c, bias, threads == 1 ? nullptr : threads == 2 ? &pool : &pool3, threads, true, rng, wino, 1e-5);
 }
 
+// Inf and NaN in X: the Winograd kernel runs its im2col fallback for such inputs, so the
+// non-finite outputs are exactly the reference's (Inf stays Inf on the 9 outputs that read
+// it, NaN stays on its 9), where the transforms would give NaN over whole tiles.
+TEST(ConvX86, WinogradInfAndNaNInputsMatchTheReference) {
+  std::mt19937 rng(77);
+  using V = std::vector<int64_t>;
+  const KernelFactory wino = [](const CompileContext& ctx) { return x86::make_Conv_winograd(ctx, false); };
+  const OpSpec spec{"Conv", {attr_ints("pads", V{1, 1, 1, 1})}, 11};
+  for (float bad : {INFINITY, -INFINITY, NAN}) {
+    Tensor x = random_tensor({1, 16, 16, 16}, rng), w = random_tensor({16, 16, 3, 3}, rng);
+    x.data_as<float>()[5 * 16 + 5] = bad;  // channel 0, pixel (5, 5)
+    auto want = run_op(spec, {&x, &w}, {1});
+    auto got = run_op_with(wino, spec, {&x, &w}, {1});
+    ASSERT_TRUE(want.is_ok() && got.is_ok()) << bad;
+    const Tensor& e = want.value()[0];
+    const Tensor& a = got.value()[0];
+    int nonfinite = 0;
+    for (int64_t i = 0; i < e.numel(); ++i) {
+      const float ev = e.data_as<float>()[i], av = a.data_as<float>()[i];
+      if (!std::isfinite(ev)) {
+        ++nonfinite;
+        EXPECT_TRUE(std::isnan(ev) ? std::isnan(av) : av == ev) << bad << " element " << i << ": got " << av << " want " << ev;
+      } else {
+        EXPECT_NEAR(av, ev, 1e-4 * (1 + std::fabs(ev))) << bad << " element " << i;
+      }
+    }
+    EXPECT_EQ(nonfinite, 16 * 9) << bad << ": the 9 outputs per channel that read the pixel";
+  }
+  // Non-finite weights: Winograd declines (make_Conv then takes the im2col kernel).
+  Tensor x = random_tensor({1, 16, 16, 16}, rng), w = random_tensor({16, 16, 3, 3}, rng);
+  w.data_as<float>()[7] = INFINITY;
+  EXPECT_EQ(run_op_with(wino, spec, {&x, &w}, {1}).status().code(), StatusCode::kUnimplemented);
+}
+
 TEST(ConvX86, WinogradDeclinesOtherShapes) {
   // Stride 2, dilation 2, groups, a 5x5 kernel and a run-time W are not its form.
   std::mt19937 rng(5);

@@ -126,6 +126,22 @@ __attribute__((always_inline)) inline void at6(V16 m0, V16 m1, V16 m2, V16 m3, V
   o[3] = d12 + 8.f * d34 + m5;
 }
 
+// True if x[0 .. n) holds no Inf or NaN: x - x is 0 for finite x and NaN otherwise, summed
+// over 16 lanes (a NaN anywhere makes the sum NaN, which is not equal to itself).
+TSR_WINOGRAD_CLONES bool all_finite(const float* x, int64_t n) {
+  V16 acc = {};
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const V16 v = load16(x + i);
+    acc += v - v;
+  }
+  float tail = 0.f;
+  for (; i < n; ++i) tail += x[i] - x[i];
+  float s = tail;
+  for (int k = 0; k < 16; ++k) s += acc[k];
+  return s == s;
+}
+
 // Input transform of one channel for the tile rows [ty0, ty1):
 //   V[xi] column t (xi = 6 * r + c, t = (ty - ty0) * tw + tx) = (B^T d B)[r][c],
 // written into sgemm's packed-B layout of V[xi] (see store_panels): `v` points at this
@@ -264,11 +280,13 @@ class WinogradConvKernel final : public Kernel {
   cpu::SgemmIsa isa = cpu::SgemmIsa::kAuto;
   cpu::PackedGroups packed_u;  // per xi: U[xi] (M x C) packed as sgemm's A
   size_t v_bytes = 0, m_bytes = 0, q_slot = 0, gemm_slot = 0, scratch = 0;
+  std::unique_ptr<Kernel> fallback;  // make_Conv_gemm's kernel: for inputs with Inf or NaN
 
-  size_t scratch_bytes() const override { return scratch; }
+  size_t scratch_bytes() const override { return std::max(scratch, fallback->scratch_bytes()); }
 
   Status run(const KernelContext& ctx) const override {
     const float* x = ctx.input(0).data_as<float>();
+    if (!all_finite(x, batch * c_in * ih * iw)) return fallback->run(ctx);
     const float* b = has_bias ? ctx.input(2).data_as<float>() : nullptr;
     const float* z = addend_input >= 0 ? ctx.input(static_cast<size_t>(addend_input)).data_as<float>() : nullptr;
     float* y = ctx.output(0).data_as<float>();
@@ -379,7 +397,11 @@ Result<std::unique_ptr<Kernel>> make_Conv_winograd(const CompileContext& ctx, bo
   std::unique_ptr<float, void (*)(void*)> u{
       static_cast<float*>(std::malloc(static_cast<size_t>(kXi * k->c_in * k->m_out) * sizeof(float))), &std::free};
   if (!u) return out_of_memory(ctx.node.describe() + ": cannot allocate the Winograd-transformed weights");
-  transform_weights(ctx.input(1).constant->data_as<float>(), k->m_out, k->c_in, u.get());
+  const float* w = ctx.input(1).constant->data_as<float>();
+  if (!all_finite(w, k->m_out * k->c_in * 9)) return decline();  // see conv_winograd.h
+  TSR_ASSIGN_OR_RETURN(k->fallback, make_Conv_gemm(ctx));
+  if (!k->fallback) return decline();
+  transform_weights(w, k->m_out, k->c_in, u.get());
   TSR_RETURN_IF_ERROR(k->packed_u.pack(u.get(), kXi, k->m_out * k->c_in, k->c_in, false, k->m_out, k->c_in, k->isa,
                                        ctx.node.describe()));
   return std::unique_ptr<Kernel>(std::move(k));

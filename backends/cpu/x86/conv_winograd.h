@@ -17,6 +17,17 @@ namespace tessera::x86 {
 /// stride 1, dilation 1, group 1, 2-D, float, constant W) gets it, on any CPU: for tests.
 /// Returns a null kernel (declines) when the node is not of that form; errors only for
 /// memory (the transformed weights: 36 * C * M floats).
+///
+/// Inf and NaN: the transforms combine the 6x6 inputs of a tile with weights of both signs,
+/// so one Inf becomes NaN (Inf - Inf) and one NaN reaches all 16 outputs of its tiles, where
+/// the direct sum gives Inf, or NaN on the 9 outputs that read it (as onnxruntime). So the
+/// kernel declines weights that are not all finite, and each run first checks X (one
+/// vectorized pass) and, if X holds Inf or NaN, runs the im2col kernel (make_Conv_gemm,
+/// compiled alongside) instead.
 Result<std::unique_ptr<Kernel>> make_Conv_winograd(const CompileContext& ctx, bool heuristic);
+
+/// The Conv kernel without Winograd (im2col or 1x1 on the SGEMM, narrow-output, direct and
+/// depthwise paths; conv_x86.cc): make_Conv's choice for everything Winograd does not take.
+Result<std::unique_ptr<Kernel>> make_Conv_gemm(const CompileContext& ctx);
 
 }  // namespace tessera::x86

@@ -617,10 +617,15 @@ class ConvKernel final : public Kernel {
 }  // namespace
 
 Result<std::unique_ptr<Kernel>> make_Conv(const CompileContext& ctx) {
-  const auto decline = [] { return Result<std::unique_ptr<Kernel>>(std::unique_ptr<Kernel>()); };
-  // 3x3 stride-1 convs with enough channels and tiles: Winograd F(4x4, 3x3).
+  // 3x3 stride-1 convs with enough channels and tiles: Winograd F(4x4, 3x3) (which keeps a
+  // make_Conv_gemm kernel for inputs with Inf or NaN).
   auto winograd = make_Conv_winograd(ctx, /*heuristic=*/true);
   if (!winograd.is_ok() || winograd.value()) return winograd;
+  return make_Conv_gemm(ctx);
+}
+
+Result<std::unique_ptr<Kernel>> make_Conv_gemm(const CompileContext& ctx) {
+  const auto decline = [] { return Result<std::unique_ptr<Kernel>>(std::unique_ptr<Kernel>()); };
   bool has_bias = false;
   if (!float_conv_operands(ctx, &has_bias)) return decline();
   const Shape& xs = ctx.input(0).shape;

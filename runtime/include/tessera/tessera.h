@@ -161,7 +161,11 @@ typedef struct tsr_model tsr_model;
  * O(graph), not O(weights). The FlatBuffer, every segment's bounds, alignment and checksum,
  * and the graph are verified first. On success *model is a new handle owned by the caller
  * (free it with tsr_model_destroy; the mapping lives until the model and every session made
- * from it are destroyed). Errors: TSR_INVALID_ARGUMENT (null pointer), TSR_IO_ERROR
+ * from it are destroyed). The file must not be truncated or rewritten in place while the
+ * model is loaded: the weights are read from the mapping at run time, so a file cut short
+ * afterwards ends the process with SIGBUS (a checksum cannot protect memory that is gone).
+ * Write a new file to another name and rename it (as `tessera convert` does), or load a
+ * copy with tsr_model_load_buffer. Errors: TSR_INVALID_ARGUMENT (null pointer), TSR_IO_ERROR
  * (cannot open or map the file), TSR_INVALID_FILE (corrupt, truncated, wrong identifier,
  * newer format version, checksum mismatch; the message names the file and the problem). */
 TSR_API tsr_status tsr_model_load(const char* path, tsr_model** model);
