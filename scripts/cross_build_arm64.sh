@@ -51,26 +51,9 @@ PACKAGES=(
   g++-aarch64-linux-gnu qemu-user
   cmake make ccache flatbuffers-compiler libflatbuffers-dev libxxhash-dev libcli11-dev libgtest-dev
 )
-missing=()
-for pkg in "${PACKAGES[@]}"; do
-  if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
-    missing+=("$pkg")
-  fi
-done
-if ((${#missing[@]})); then
-  SUDO=()
-  if [[ "$(id -u)" != 0 ]]; then
-    command -v sudo >/dev/null || die "missing packages (${missing[*]}), not root and no sudo: cannot cross-build for ARM"
-    SUDO=(sudo)
-  fi
-  step "apt-get install ${missing[*]}"
-  export DEBIAN_FRONTEND=noninteractive
-  { "${SUDO[@]}" apt-get update -qq >/dev/null &&
-    "${SUDO[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null; } ||
-    die "could not install ${missing[*]}: no ARM cross build, no ARM tests"
-else
-  step "Debian packages: all ${#PACKAGES[@]} present"
-fi
+# shellcheck source=scripts/apt_ensure.sh
+source "$ROOT/scripts/apt_ensure.sh"
+apt_ensure cross_build_arm64 "${PACKAGES[@]}" || die "the packages above are needed: no ARM cross build, no ARM tests"
 command -v aarch64-linux-gnu-g++ >/dev/null || die "aarch64-linux-gnu-g++ not found after installing g++-aarch64-linux-gnu"
 command -v qemu-aarch64 >/dev/null || die "qemu-aarch64 not found after installing qemu-user"
 

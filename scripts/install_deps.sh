@@ -24,27 +24,9 @@ PACKAGES=(
   libonnx-dev libprotobuf-dev protobuf-compiler
   libcli11-dev libgtest-dev libxxhash-dev
 )
-missing=()
-for pkg in "${PACKAGES[@]}"; do
-  if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
-    missing+=("$pkg")
-  fi
-done
-if ((${#missing[@]})); then
-  SUDO=()
-  if [[ "$(id -u)" != 0 ]]; then
-    if command -v sudo >/dev/null; then SUDO=(sudo); else
-      echo "[install_deps] error: missing packages (${missing[*]}) and not root, no sudo" >&2
-      exit 1
-    fi
-  fi
-  step "apt-get install ${missing[*]}"
-  export DEBIAN_FRONTEND=noninteractive
-  "${SUDO[@]}" apt-get update -qq >/dev/null
-  "${SUDO[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-else
-  step "Debian packages: all ${#PACKAGES[@]} present"
-fi
+# shellcheck source=scripts/apt_ensure.sh
+source "$ROOT/scripts/apt_ensure.sh"
+apt_ensure install_deps "${PACKAGES[@]}"
 
 # ---- Python virtual environment ----
 want_stamp="$(sha256sum "$REQS" | cut -d' ' -f1) $(/usr/bin/python3 -c 'import sys; print(sys.version.split()[0])')"
