@@ -53,42 +53,32 @@ void ukernel_14x32(int64_t kc, const float* a, const float* b, float* c, int64_t
   // C = act(alpha * acc + bias + beta * C + row_bias + addend)
   const EpilogueSimd<Vec> e(ep);
   const __m512 zero = _mm512_setzero_ps();
-  if (ep.cols < kNr) {
-    // Edge columns: the same terms on the first `cols` lanes, with masked loads and stores.
-    const int cols = ep.cols;
-    const __mmask16 m0 = cols >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << cols) - 1u);
-    const __mmask16 m1 = cols > 16 ? static_cast<__mmask16>((1u << (cols - 16)) - 1u) : __mmask16(0);
-    const __m512 b0 = ep.bias ? _mm512_maskz_loadu_ps(m0, ep.bias) : zero;
-    const __m512 b1 = ep.bias ? _mm512_maskz_loadu_ps(m1, ep.bias + 16) : zero;
-    auto finish = [&](__m512 a, __m512 bj, __m512 rb, const float* z, float* c, __mmask16 m) {
-      __m512 r = _mm512_fmadd_ps(e.alpha, a, bj);
-      if (e.read_c) r = _mm512_fmadd_ps(e.beta, _mm512_maskz_loadu_ps(m, c), r);
-      r = _mm512_add_ps(r, rb);
-      if (z) r = _mm512_add_ps(r, _mm512_maskz_loadu_ps(m, z));
-      r = e.activate(r);
-      if (e.affine) r = _mm512_fmadd_ps(r, e.scale, e.shift);
-      _mm512_mask_storeu_ps(c, m, r);
-    };
-#pragma GCC unroll 14
-    for (int i = 0; i < kMr; ++i) {
-      if (i >= ep.rows) break;
-      float* ci = c + i * ldc;
-      const __m512 rb = ep.row_bias ? _mm512_set1_ps(ep.row_bias[i]) : zero;
-      const float* zi = ep.addend ? ep.addend + i * ep.ld_addend : nullptr;
-      finish(acc[i][0], b0, rb, zi, ci, m0);
-      if (m1) finish(acc[i][1], b1, rb, zi ? zi + 16 : nullptr, ci + 16, m1);
-    }
-    return;
-  }
-  const __m512 bias0 = ep.bias ? _mm512_loadu_ps(ep.bias) : zero, bias1 = ep.bias ? _mm512_loadu_ps(ep.bias + 16) : zero;
+  // The first `cols` columns (all 32 but at an edge tile) by masked loads and stores:
+  // one loop for full and edge tiles (a full mask costs nothing on AVX-512).
+  const int cols = ep.cols < kNr ? ep.cols : kNr;
+  const __mmask16 m0 = cols >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << cols) - 1u);
+  const __mmask16 m1 = cols >= 32 ? __mmask16(0xFFFF)
+                       : cols > 16 ? static_cast<__mmask16>((1u << (cols - 16)) - 1u)
+                                   : __mmask16(0);
+  const __m512 b0 = ep.bias ? _mm512_maskz_loadu_ps(m0, ep.bias) : zero;
+  const __m512 b1 = ep.bias ? _mm512_maskz_loadu_ps(m1, ep.bias + 16) : zero;
+  auto finish = [&](__m512 a, __m512 bj, __m512 rb, const float* z, float* c, __mmask16 m) {
+    __m512 r = _mm512_fmadd_ps(e.alpha, a, bj);
+    if (e.read_c) r = _mm512_fmadd_ps(e.beta, _mm512_maskz_loadu_ps(m, c), r);
+    r = _mm512_add_ps(r, rb);
+    if (z) r = _mm512_add_ps(r, _mm512_maskz_loadu_ps(m, z));
+    r = e.activate(r);
+    if (e.affine) r = _mm512_fmadd_ps(r, e.scale, e.shift);
+    _mm512_mask_storeu_ps(c, m, r);
+  };
 #pragma GCC unroll 14
   for (int i = 0; i < kMr; ++i) {
     if (i >= ep.rows) break;
     float* ci = c + i * ldc;
     const __m512 rb = ep.row_bias ? _mm512_set1_ps(ep.row_bias[i]) : zero;
     const float* zi = ep.addend ? ep.addend + i * ep.ld_addend : nullptr;
-    e.finish(acc[i][0], bias0, rb, zi, ci);
-    e.finish(acc[i][1], bias1, rb, zi ? zi + 16 : nullptr, ci + 16);
+    finish(acc[i][0], b0, rb, zi, ci, m0);
+    if (m1) finish(acc[i][1], b1, rb, zi ? zi + 16 : nullptr, ci + 16, m1);
   }
 }
 

@@ -1,6 +1,7 @@
 // Internal to the SGEMM micro-kernels (sgemm_avx512.cc, sgemm_avx2.cc): the epilogue of one
 // vector of a C row, written once over a vector-traits type V so that every ISA file applies
-// the same terms in the same order (see SgemmEpilogue):
+// the same terms in the same order (see SgemmEpilogue; the AVX-512 kernel writes the same
+// sequence with masked loads and stores, and takes activate() and the constants from here):
 //   r = alpha * acc + bias[j]; r += beta * C; r += row_bias[i]; r += addend[i][j]; r = act(r);
 //   r = r * scale + shift (the activation's optional affine map)
 // Activations follow their ONNX ops (FusedActivation), NaN-propagating like the reference
