@@ -149,7 +149,9 @@ Result<BackwardInfo> append_backward(Graph& g, const std::string& loss, const st
       if (in >= 0 && reach[in]) any = true;
     if (any)
       for (int o : n.outputs)
-        if (o >= 0 && is_float(g.values[o].dtype)) reach[o] = true;
+        // Intermediate values of a converted model may carry no dtype (kUndefined): only a
+        // known non-float dtype stops the gradient.
+        if (o >= 0 && (is_float(g.values[o].dtype) || g.values[o].dtype == DType::kUndefined)) reach[o] = true;
   }
   // Seed.
   BackwardInfo info;
