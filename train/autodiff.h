@@ -42,7 +42,7 @@ Result<BackwardInfo> append_backward(Graph& g, const std::string& loss, const st
 /// the activations a training step keeps alive from the forward to the backward pass.
 std::vector<std::string> saved_activations(const Graph& g, size_t forward_nodes);
 
-/// The op types that have a gradient rule, sorted.
+/// The op types that have a gradient rule ("domain:op" for non-ONNX ops), sorted.
 std::vector<std::string> differentiable_ops();
 
 struct JvpInfo {
@@ -51,13 +51,14 @@ struct JvpInfo {
 };
 
 /// Forward mode: appends nodes computing the Jacobian-vector product J v of `output` with
-/// respect to `wrt`, for tangents v fed as the new graph inputs `<wrt>_tangent`. Each
-/// reverse rule is a linear map of the output cotangents; forward mode is built from the
-/// same rules by transposition: J v = (J^T)^T v is evaluated by linearizing the backward
-/// graph in its seed (the "double-vjp" construction: with u the seed,
-/// J v = d/du <J^T u, v>, which reverse mode applied to the backward graph computes).
-/// This needs the gradient rules of the backward ops themselves, which exist for the linear
-/// backward ops (see differentiable_ops()). Errors as append_backward.
+/// respect to `wrt`, for tangents v fed as the new graph inputs `<wrt>_tangent` (same shape
+/// and dtype as the wrt value). Nodes are visited in topological order; each op's tangent
+/// rule (one per op, train/jvp_rules.cc) maps input tangents to output tangents, mostly by
+/// reusing the op itself (linear ops), its backward ops (elementwise derivatives) or a few
+/// tessera.train ops (MaxPoolGather, LogSoftmaxJvp, LayerNormalizationJvp,
+/// BatchNormalizationJvp). Method: forward accumulation (Griewank & Walther 2008, ch. 3).
+/// Errors: as append_backward; kUnimplemented naming the first node on the path whose op has
+/// no tangent rule.
 Result<JvpInfo> append_jvp(Graph& g, const std::string& output, const std::vector<std::string>& wrt);
 
 }  // namespace tessera::train

@@ -355,6 +355,24 @@ void k_global_avg_pool(KernelArgs& a) {
   a.out[0] = y;
 }
 
+// MaxPoolGather(dX, X; attrs): the forward-mode tangent of MaxPool, dX read at the first
+// maximum of each window of X (the transpose of MaxPoolGrad).
+void k_max_pool_gather(KernelArgs& a) {
+  const Tensor& dx = a.x(0);
+  const Tensor& x = a.x(1);
+  Window2d g = pool_geometry(a.node, x.shape());
+  Tensor y = alloc(dx.dtype(), out_shape(g, g.c, x.shape().size()));
+  float_dispatch(dx.dtype(), a.node, [&](auto tag) {
+    using T = decltype(tag);
+    const T* px = x.data_as<T>();
+    pool_windows(g, [&](int64_t nc, int64_t oh, int64_t ow, int64_t yo) {
+      int64_t o = window_argmax(g, px, nc, oh, ow);
+      y.data_as<T>()[yo] = o >= 0 ? dx.data_as<T>()[o] : T(0);
+    });
+  });
+  a.out[0] = y;
+}
+
 }  // namespace
 
 void register_linear_kernels(KernelTable& t) {
@@ -370,6 +388,7 @@ void register_linear_kernels(KernelTable& t) {
   t[d + "ConvGradWeight"] = k_conv_grad_weight;
   t[d + "ConvBiasGrad"] = k_conv_bias_grad;
   t[d + "MaxPoolGrad"] = k_max_pool_grad;
+  t[d + "MaxPoolGather"] = k_max_pool_gather;
   t[d + "AveragePoolGrad"] = k_avg_pool<true>;
   t[d + "GlobalAveragePoolGrad"] = k_global_avg_pool<true>;
 }

@@ -279,6 +279,118 @@ void k_batch_norm_grad(KernelArgs& a) {
   if (a.wants(2)) a.out[2] = db;
 }
 
+// LogSoftmaxJvp(dX, Y; axis, legacy): the tangent of LogSoftmax, dX - sum_axis(exp(Y) dX).
+void k_log_softmax_jvp(KernelArgs& a) {
+  const Tensor& dxt = a.x(0);
+  const Tensor& y = a.x(1);
+  AxisSplit sp = axis_split(y.shape(), softmax_axis(a.node), softmax_legacy(a.node));
+  Tensor o = alloc(dxt.dtype(), y.shape());
+  float_dispatch(dxt.dtype(), a.node, [&](auto tag) {
+    using T = decltype(tag);
+    const T* g = dxt.data_as<T>();
+    const T* py = y.data_as<T>();
+    for (int64_t u = 0; u < sp.outer; ++u)
+      for (int64_t i = 0; i < sp.inner; ++i) {
+        const int64_t base = u * sp.len * sp.inner + i;
+        T s = 0;
+        for (int64_t j = 0; j < sp.len; ++j) s += std::exp(py[base + j * sp.inner]) * g[base + j * sp.inner];
+        for (int64_t j = 0; j < sp.len; ++j) o.data_as<T>()[base + j * sp.inner] = g[base + j * sp.inner] - s;
+      }
+  });
+  a.out[0] = o;
+}
+
+// LayerNormalizationJvp(X, Scale, dX?, dScale?, dB?; axis, epsilon): the tangent of Y,
+//   dY = Scale * r (dX - mean(dX) - xhat mean(dX xhat)) + xhat dScale + dB.
+void k_layer_norm_jvp(KernelArgs& a) {
+  const Tensor& x = a.x(0);
+  const Tensor& scale = a.x(1);
+  const int64_t r = static_cast<int64_t>(x.shape().size());
+  const int64_t axis = norm_axis(a.node.attr_i("axis", -1), r);
+  const double eps = a.node.attr_f("epsilon", 1e-5f);
+  int64_t outer = 1;
+  for (int64_t i = 0; i < axis; ++i) outer *= x.shape()[i];
+  const int64_t d = x.numel() / std::max<int64_t>(outer, 1);
+  Tensor out = alloc(x.dtype(), x.shape());
+  float_dispatch(x.dtype(), a.node, [&](auto tag) {
+    using T = decltype(tag);
+    const T* px = x.data_as<T>();
+    const T* sc = scale.data_as<T>();
+    const T* tx = a.has(2) ? a.x(2).data_as<T>() : nullptr;
+    const T* ts = a.has(3) ? a.x(3).data_as<T>() : nullptr;
+    const T* tb = a.has(4) ? a.x(4).data_as<T>() : nullptr;
+    std::vector<T> xh(d);
+    for (int64_t o = 0; o < outer; ++o) {
+      T m = 0, v = 0;
+      for (int64_t j = 0; j < d; ++j) m += px[o * d + j];
+      m /= T(d);
+      for (int64_t j = 0; j < d; ++j) v += (px[o * d + j] - m) * (px[o * d + j] - m);
+      v /= T(d);
+      const T rs = T(1) / std::sqrt(v + T(eps));
+      T mt = 0, mtx = 0;
+      for (int64_t j = 0; j < d; ++j) {
+        xh[j] = (px[o * d + j] - m) * rs;
+        if (tx) { mt += tx[o * d + j]; mtx += tx[o * d + j] * xh[j]; }
+      }
+      mt /= T(d);
+      mtx /= T(d);
+      for (int64_t j = 0; j < d; ++j) {
+        T t = tx ? sc[j] * rs * (tx[o * d + j] - mt - xh[j] * mtx) : T(0);
+        if (ts) t += xh[j] * ts[j];
+        if (tb) t += tb[j];
+        out.data_as<T>()[o * d + j] = t;
+      }
+    }
+  });
+  a.out[0] = out;
+}
+
+// BatchNormalizationJvp(X, Scale, mean, var, dX?, dScale?, dB?; epsilon, training_mode):
+// the tangent of Y; in training mode the batch statistics move with dX:
+//   dY = Scale r (dX - mean_c(dX) - xhat mean_c(dX xhat)) + xhat dScale + dB,
+// in inference mode dY = Scale r dX + xhat dScale + dB.
+void k_batch_norm_jvp(KernelArgs& a) {
+  const Tensor& x = a.x(0);
+  const bool training = bn_training(a.node);
+  const double eps = a.node.attr_f("epsilon", 1e-5f);
+  const int64_t n = x.shape()[0], c = x.shape()[1], plane = x.numel() / std::max<int64_t>(n * c, 1);
+  Tensor out = alloc(x.dtype(), x.shape());
+  float_dispatch(x.dtype(), a.node, [&](auto tag) {
+    using T = decltype(tag);
+    std::vector<T> mean, rstd, var;
+    bn_stats<T>(x, a.has(2) ? &a.x(2) : nullptr, a.has(3) ? &a.x(3) : nullptr, training, eps, mean, rstd, var);
+    const T* px = x.data_as<T>();
+    const T* sc = a.x(1).data_as<T>();
+    const T* tx = a.has(4) ? a.x(4).data_as<T>() : nullptr;
+    const T* ts = a.has(5) ? a.x(5).data_as<T>() : nullptr;
+    const T* tb = a.has(6) ? a.x(6).data_as<T>() : nullptr;
+    const T cnt = T(n * plane);
+    for (int64_t j = 0; j < c; ++j) {
+      T mt = 0, mtx = 0;
+      if (tx && training) {
+        for (int64_t i = 0; i < n; ++i)
+          for (int64_t p = 0; p < plane; ++p) {
+            const int64_t k = (i * c + j) * plane + p;
+            mt += tx[k];
+            mtx += tx[k] * (px[k] - mean[j]) * rstd[j];
+          }
+        mt /= cnt;
+        mtx /= cnt;
+      }
+      for (int64_t i = 0; i < n; ++i)
+        for (int64_t p = 0; p < plane; ++p) {
+          const int64_t k = (i * c + j) * plane + p;
+          const T xh = (px[k] - mean[j]) * rstd[j];
+          T t = tx ? sc[j] * rstd[j] * (tx[k] - mt - xh * mtx) : T(0);
+          if (ts) t += xh * ts[j];
+          if (tb) t += tb[j];
+          out.data_as<T>()[k] = t;
+        }
+    }
+  });
+  a.out[0] = out;
+}
+
 // ---- losses ----
 template <bool kGrad>
 void k_softmax_ce(KernelArgs& a) {
@@ -348,6 +460,9 @@ void register_norm_kernels(KernelTable& t) {
   t[d + "SoftmaxGrad"] = k_softmax_grad<false>;
   t[d + "LogSoftmaxGrad"] = k_softmax_grad<true>;
   t[d + "LayerNormalizationGrad"] = k_layer_norm_grad;
+  t[d + "LogSoftmaxJvp"] = k_log_softmax_jvp;
+  t[d + "LayerNormalizationJvp"] = k_layer_norm_jvp;
+  t[d + "BatchNormalizationJvp"] = k_batch_norm_jvp;
   t[d + "BatchNormalizationGrad"] = k_batch_norm_grad;
   t[d + "SoftmaxCrossEntropy"] = k_softmax_ce<false>;
   t[d + "SoftmaxCrossEntropyGrad"] = k_softmax_ce<true>;

@@ -1,5 +1,7 @@
 // Every gradient rule of train/ against central finite differences in float64 on random
-// inputs: for y = f(x_1..x_k) and a random cotangent w, reverse mode gives J_i^T w and
+// inputs, and every forward-mode (tangent) rule against reverse mode by
+// <J v, w> = <v, J^T w> for random v, w (an identity of the adjoint, exact up to rounding).
+// Finite differences: for y = f(x_1..x_k) and a random cotangent w, reverse mode gives J_i^T w and
 //   (J_i^T w)[e] ~ (<f(x_i + h e), w> - <f(x_i - h e), w>) / (2 h),
 // with truncation error O(h^2) and rounding O(eps / h); h = 1e-5 gives ~1e-10, checked to 1e-6
 // relative (a wrong rule is off by O(1)).
@@ -33,7 +35,8 @@ double dot(const Tensor& a, const Tensor& b) {
 }
 
 // Checks d<y, w>/d(feed) for every feed with wrt = true; `y` is the value the graph computes.
-void check_gradients(Builder& b, int y, const std::vector<Feed>& feeds, uint32_t seed = 1, double tol = 1e-6) {
+void check_gradients(Builder& b, int y, const std::vector<Feed>& feeds, uint32_t seed = 1, double tol = 1e-6,
+                     bool check_jvp = true) {
   std::mt19937 gen(seed);
   std::vector<std::pair<std::string, Tensor>> in;
   std::vector<std::string> wrt;
@@ -57,6 +60,28 @@ void check_gradients(Builder& b, int y, const std::vector<Feed>& feeds, uint32_t
   bin.push_back({info->seed, w});
   auto grads = (*bwd)->run(bin, 7);
   ASSERT_TRUE(grads.is_ok()) << grads.status().to_string();
+
+  // Forward mode against reverse mode: <J v, w> = sum_i <v_i, J_i^T w> for random tangents v.
+  if (check_jvp) {
+    auto jvp_graph = std::make_shared<Graph>(b.g);
+    auto jinfo = append_jvp(*jvp_graph, b.name(y), wrt);
+    ASSERT_TRUE(jinfo.is_ok()) << jinfo.status().to_string();
+    auto jvp = Interpreter::create(jvp_graph, {jinfo->output_tangent});
+    ASSERT_TRUE(jvp.is_ok()) << jvp.status().to_string();
+    auto jin = in;
+    double rhs = 0;
+    for (size_t k = 0, gi = 0; k < feeds.size(); ++k) {
+      if (!feeds[k].wrt) continue;
+      Tensor v = random_tensor(DType::kFloat64, feeds[k].shape, gen);
+      rhs += dot(v, (*grads)[gi]);
+      jin.push_back({jinfo->tangent_inputs[gi++], v});
+    }
+    auto jv = (*jvp)->run(jin, 7);
+    ASSERT_TRUE(jv.is_ok()) << jv.status().to_string();
+    ASSERT_EQ((*jv)[0].shape(), (*y0)[0].shape());
+    const double lhs = dot((*jv)[0], w);
+    EXPECT_NEAR(lhs, rhs, 1e-9 * std::max(1.0, std::fabs(rhs))) << "<J v, w> vs <v, J^T w> for " << b.g.nodes.back().op_type;
+  }
 
   const double h = 1e-5;
   for (size_t k = 0, gi = 0; k < feeds.size(); ++k) {
@@ -237,8 +262,9 @@ TEST(GradCheck, DropoutTrainingMode) {
   r.data_as<double>()[0] = 0.3;
   Tensor t = Tensor::allocate(DType::kBool, {}).value();
   t.data_as<uint8_t>()[0] = 1;
-  int y = b.op("Dropout", {b.input("x"), b.init("r", r), b.init("t", t)});
-  check_gradients(b, y, {{"x", {4, 5}}});
+  std::vector<int> o = b.node("Dropout", {b.input("x"), b.init("r", r), b.init("t", t)}, {}, 2);
+  b.g.values[o[1]].dtype = DType::kBool;
+  check_gradients(b, o[0], {{"x", {4, 5}}});
 }
 
 TEST(GradCheck, Losses) {
@@ -286,6 +312,15 @@ TEST(Autodiff, UnsupportedOpIsNamed) {
   Builder b;
   int y = b.op("Hardmax", {b.op("Relu", {b.input("x")})});
   auto info = append_backward(b.g, b.name(y), {"x"});
+  ASSERT_FALSE(info.is_ok());
+  EXPECT_EQ(info.status().code(), StatusCode::kUnimplemented);
+  EXPECT_NE(info.status().message().find("Hardmax node 'Hardmax1'"), std::string::npos) << info.status().message();
+}
+
+TEST(Autodiff, JvpUnsupportedOpIsNamed) {
+  Builder b;
+  int y = b.op("Hardmax", {b.op("Relu", {b.input("x")})});
+  auto info = append_jvp(b.g, b.name(y), {"x"});
   ASSERT_FALSE(info.is_ok());
   EXPECT_EQ(info.status().code(), StatusCode::kUnimplemented);
   EXPECT_NE(info.status().message().find("Hardmax node 'Hardmax1'"), std::string::npos) << info.status().message();
