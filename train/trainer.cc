@@ -260,7 +260,7 @@ std::shared_ptr<Model> Trainer::snapshot(const std::map<std::string, std::string
   Graph& g = m->graph;
   for (const Param& p : params_) {
     int v = g.find_value(p.name);
-    g.values[v].initializer = std::make_shared<Tensor>(p.value.clone().value());
+    set_initializer(g, v, p.value.clone().value());
     g.values[v].trainable = true;
     for (const auto& [sname, st] : p.state) {
       const std::string name = std::string(kStatePrefix) + p.name + "/" + sname;

@@ -25,6 +25,7 @@ struct Builder {
   }
   int init(const std::string& name, Tensor t) {
     Value v; v.name = name; v.dtype = t.dtype(); v.has_shape = true;
+    for (int64_t d : t.shape()) v.shape.push_back(Dim{d, ""});
     v.initializer = std::make_shared<Tensor>(std::move(t));
     return g.add_value(std::move(v));
   }
