@@ -176,16 +176,47 @@ Result<std::unique_ptr<Trainer>> Trainer::create(const Model& model, const Train
     int l = add_node(tg, cfg.loss == "ce" ? "SoftmaxCrossEntropy" : "MSELoss", {pred, tid}, "tessera.train.loss", DType::kFloat32, at);
     t->loss_ = tg.values[l].name;
   }
-  // Dropout trains in training mode.
-  for (Node& n : tg.nodes)
-    if (n.op_type == "Dropout" && n.domain.empty()) {
-      Attribute a;
-      a.name = "training_mode";
-      a.type = AttrType::kInt;
-      a.i = 1;
-      n.attributes.push_back(a);
-    }
+  // Evaluation runs the graph in inference mode (Dropout off, BatchNormalization with the
+  // running statistics).
   auto eval_graph = std::make_shared<Graph>(tg);
+  // Training mode: Dropout drops; BatchNormalization (when cfg.batchnorm_train) normalizes
+  // with the batch statistics and outputs updated running statistics (ONNX
+  // BatchNormalization-15: running = running * momentum + batch * (1 - momentum)), which
+  // the trainer keeps and feeds back.
+  auto set_attr = [](Node& n, const std::string& name, int64_t v) {
+    for (Attribute& a : n.attributes)
+      if (a.name == name) { a.type = AttrType::kInt; a.i = v; return; }
+    Attribute a;
+    a.name = name;
+    a.type = AttrType::kInt;
+    a.i = v;
+    n.attributes.push_back(a);
+  };
+  for (size_t i = 0; i < tg.nodes.size(); ++i) {
+    if (!tg.nodes[i].domain.empty()) continue;
+    if (tg.nodes[i].op_type == "Dropout") set_attr(tg.nodes[i], "training_mode", 1);
+    if (tg.nodes[i].op_type == "BatchNormalization" && cfg.batchnorm_train) {
+      Node& n = tg.nodes[i];
+      if (n.inputs.size() < 5 || n.inputs[3] < 0 || n.inputs[4] < 0 || !tg.values[n.inputs[3]].initializer ||
+          !tg.values[n.inputs[4]].initializer)
+        return invalid_argument(n.describe() + ": training mode needs the running mean and var as initializers");
+      set_attr(n, "training_mode", 1);
+      n.outputs.resize(3, -1);
+      for (int k = 1; k <= 2; ++k) {
+        if (n.outputs[k] < 0) {
+          Value v;
+          v.name = n.name + (k == 1 ? "/running_mean" : "/running_var");
+          while (tg.find_value(v.name) >= 0) v.name += "_";
+          v.dtype = DType::kFloat32;
+          tg.nodes[i].outputs[k] = tg.add_value(std::move(v));
+        }
+        const Node& nn = tg.nodes[i];
+        const std::string stat = tg.values[nn.inputs[2 + k]].name;
+        t->bn_stats_.push_back({tg.values[nn.outputs[k]].name, stat});
+        t->buffers_.push_back({stat, tg.values[nn.inputs[2 + k]].initializer->clone().value()});
+      }
+    }
+  }
   TSR_ASSIGN_OR_RETURN(BackwardInfo info, append_backward(tg, t->loss_, wrt));
   t->seed_ = info.seed;
   // Parameters the loss does not reach get zeros from autodiff: leave them out.
@@ -213,6 +244,7 @@ Result<std::unique_ptr<Trainer>> Trainer::create(const Model& model, const Train
     fetch.push_back(info.grads[i]);
   }
   if (t->params_.empty()) return invalid_argument("nothing to train: every parameter is frozen or does not affect the loss");
+  for (const auto& [out, stat] : t->bn_stats_) fetch.push_back(out);
   TSR_ASSIGN_OR_RETURN(t->train_, Interpreter::create(train_graph, fetch));
   TSR_ASSIGN_OR_RETURN(t->eval_, Interpreter::create(eval_graph, {t->loss_, t->output_}));
   auto it = model.meta.properties.find(kStepKey);
@@ -231,7 +263,13 @@ Result<std::unique_ptr<Trainer>> Trainer::create(const Model& model, const Train
 Result<double> Trainer::train_step(const Tensor& x, const Tensor& target, double lr) {
   std::vector<std::pair<std::string, Tensor>> feeds = {{input_, x}, {target_, target}, {seed_, one_}};
   for (const Param& p : params_) feeds.push_back({p.name, p.value});
+  for (const auto& [name, b] : buffers_) feeds.push_back({name, b});
   TSR_ASSIGN_OR_RETURN(std::vector<Tensor> out, train_->run(feeds, static_cast<uint64_t>(step_)));
+  const size_t nbn = bn_stats_.size();
+  for (size_t k = 0; k < nbn; ++k) {
+    TSR_ASSIGN_OR_RETURN(buffers_[k].second, out[out.size() - nbn + k].clone());
+  }
+  out.resize(out.size() - nbn);
   const double loss = out[0].data_as<float>()[0];
   if (!std::isfinite(loss)) return invalid_argument("the loss is " + std::to_string(loss) + " at step " + std::to_string(step_) + " (learning rate too high?)");
   std::vector<Tensor> grads;
@@ -248,6 +286,7 @@ Result<double> Trainer::train_step(const Tensor& x, const Tensor& target, double
 Result<Trainer::Eval> Trainer::evaluate(const Tensor& x, const Tensor& target) {
   std::vector<std::pair<std::string, Tensor>> feeds = {{input_, x}, {target_, target}};
   for (const Param& p : params_) feeds.push_back({p.name, p.value});
+  for (const auto& [name, b] : buffers_) feeds.push_back({name, b});
   TSR_ASSIGN_OR_RETURN(std::vector<Tensor> out, eval_->run(feeds));
   Eval e;
   e.loss = out[0].data_as<float>()[0];
@@ -274,6 +313,7 @@ std::shared_ptr<Model> Trainer::snapshot(const std::map<std::string, std::string
       set_initializer(g, sv, st.clone().value());
     }
   }
+  for (const auto& [name, b] : buffers_) set_initializer(g, g.find_value(name), b.clone().value());
   m->meta.properties[kStepKey] = std::to_string(step_);
   m->meta.properties["tessera.train.optimizer"] = cfg_.optimizer.kind;
   for (const auto& [k, v] : properties) m->meta.properties[k] = v;

@@ -36,6 +36,11 @@ struct TrainerConfig {
   int replace_head = 0;
   uint64_t seed = 0;           // head initialization
   double clip_norm = 0;        // > 0: clip gradients to this global L2 norm
+  /// BatchNormalization trains with batch statistics and updates its running statistics
+  /// (ONNX BatchNormalization-15 training mode, momentum from the node); false: it stays in
+  /// inference mode (running statistics fixed, as for a frozen backbone). Models converted
+  /// with Conv+BatchNormalization folding have no BatchNormalization left.
+  bool batchnorm_train = true;
 };
 
 class Trainer {
@@ -84,6 +89,8 @@ class Trainer {
   std::vector<Param> params_;
   std::vector<std::string> frozen_, notes_;
   std::vector<std::string> grads_;
+  std::vector<std::pair<std::string, std::string>> bn_stats_;  // (BN running-stat output, its initializer)
+  std::vector<std::pair<std::string, Tensor>> buffers_;        // running statistics, by initializer name
   std::unique_ptr<Interpreter> train_, eval_;
   int64_t step_ = 0;
   Tensor one_;

@@ -133,7 +133,7 @@ int main(int argc, char** argv) {
   int epochs = 10, replace_head = 0;
   int64_t batch = 32, max_steps = -1, ckpt_every = 0, warmup = 0;
   double lr = 0.01, momentum = 0, wd = 0, smoothing = 0, clip = 0;
-  bool nesterov = false, cosine = false, quiet = false;
+  bool nesterov = false, cosine = false, quiet = false, bn_eval = false;
   uint64_t seed = 0;
   app.add_option("--model", model_path, "input model (.tsr)");
   app.add_option("--resume", resume_path, "resume from this checkpoint (.tsr written by tessera-finetune) instead of --model");
@@ -159,6 +159,7 @@ int main(int argc, char** argv) {
   app.add_option("--checkpoint", ckpt_path, "checkpoint file (default OUT with .ckpt.tsr)");
   app.add_option("--checkpoint-every", ckpt_every, "also checkpoint every N steps (0: only after each epoch)")->check(CLI::NonNegativeNumber);
   app.add_option("--max-steps", max_steps, "stop after this many steps in total");
+  app.add_flag("--bn-eval", bn_eval, "keep BatchNormalization in inference mode (running statistics fixed)");
   app.add_flag("--quiet", quiet, "no progress bar");
   CLI11_PARSE(app, argc, argv);
 
@@ -191,6 +192,7 @@ int main(int argc, char** argv) {
   cfg.replace_head = replace_head;
   cfg.seed = seed;
   cfg.clip_norm = clip;
+  cfg.batchnorm_train = !bn_eval;
   auto trainer_r = train::Trainer::create(**model, cfg);
   if (!trainer_r.is_ok()) return fail(trainer_r.status().message());
   train::Trainer& t = **trainer_r;

@@ -2,6 +2,7 @@
 // (torch.optim.SGD / AdamW semantics, see train/optim.h).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -169,6 +170,54 @@ TEST(Trainer, ReplaceHeadAndErrors) {
   cfg.freeze = "";
   cfg.loss = "hinge";
   EXPECT_EQ(Trainer::create(*model, cfg).status().code(), StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace tessera::train
+
+namespace tessera::train {
+namespace {
+using namespace testing;
+
+// BatchNormalization in training mode: batch statistics, and running statistics updated as
+// running * momentum + batch * (1 - momentum) (ONNX BatchNormalization-15), saved with the model.
+TEST(Trainer, BatchNormTrainingModeUpdatesRunningStats) {
+  std::mt19937 gen(9);
+  Builder b;
+  int x = b.input("x", DType::kFloat32);
+  Tensor mean0 = random_tensor(DType::kFloat32, {2}, gen), var0 = random_tensor(DType::kFloat32, {2}, gen, 0.5, 1.5);
+  int bn = b.node("BatchNormalization", {x, b.init("s", random_tensor(DType::kFloat32, {2}, gen)), b.init("bb", random_tensor(DType::kFloat32, {2}, gen)),
+                                         b.init("m", mean0), b.init("v", var0)}, {af("momentum", 0.8f)}, 1, "", DType::kFloat32)[0];
+  int f = b.node("Flatten", {bn}, {}, 1, "", DType::kFloat32)[0];
+  int y = b.node("Gemm", {f, b.init("W", random_tensor(DType::kFloat32, {3, 8}, gen))}, {ai("transB", 1)}, 1, "", DType::kFloat32)[0];
+  b.output(y);
+  Model m;
+  m.graph = b.g;
+  m.meta.opset_imports = {{"", 17}};
+  Tensor xs = random_tensor(DType::kFloat32, {5, 2, 2, 2}, gen, -2, 3);
+  Tensor ys = Tensor::allocate(DType::kInt64, {5}).value();
+  for (int i = 0; i < 5; ++i) ys.data_as<int64_t>()[i] = i % 3;
+  auto t = Trainer::create(m, TrainerConfig{});
+  ASSERT_TRUE(t.is_ok()) << t.status().to_string();
+  ASSERT_TRUE((*t)->train_step(xs, ys, 0.01).is_ok());
+  auto snap = (*t)->snapshot();
+  const Graph& g = snap->graph;
+  for (int c = 0; c < 2; ++c) {
+    double mu = 0, var = 0;
+    for (int n = 0; n < 5; ++n)
+      for (int p = 0; p < 4; ++p) mu += xs.data_as<float>()[(n * 2 + c) * 4 + p];
+    mu /= 20;
+    for (int n = 0; n < 5; ++n)
+      for (int p = 0; p < 4; ++p) var += std::pow(xs.data_as<float>()[(n * 2 + c) * 4 + p] - mu, 2);
+    var /= 20;
+    EXPECT_NEAR(g.values[g.find_value("m")].initializer->data_as<float>()[c], 0.8 * mean0.data_as<float>()[c] + 0.2 * mu, 1e-5);
+    EXPECT_NEAR(g.values[g.find_value("v")].initializer->data_as<float>()[c], 0.8 * var0.data_as<float>()[c] + 0.2 * var, 1e-5);
+  }
+  // BatchNormalization's scale and bias are trained, its statistics are not parameters.
+  std::vector<std::string> names;
+  for (const Param& p : (*t)->params()) names.push_back(p.name);
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{"W", "bb", "s"}));
 }
 
 }  // namespace
