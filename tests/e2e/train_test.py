@@ -243,15 +243,21 @@ DIGITS_FLAGS = ["--epochs", "20", "--batch-size", "32", "--lr", "0.05", "--optim
 
 def case_digits(args):
     d = make_digits(args)
+    import resource
     t0 = time.time()
+    c0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     r = run([args.finetune, "--model", os.path.join(d, "cnn.tsr"), "--train", os.path.join(d, "train.npz"),
              "--val", os.path.join(d, "val.npz"), "--out", os.path.join(d, "out.tsr"), "--quiet"] + DIGITS_FLAGS)
+    c1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     secs = time.time() - t0
+    cpu = (c1.ru_utime - c0.ru_utime) + (c1.ru_stime - c0.ru_stime)
     print(r.stdout.strip())
     acc = float(r.stdout.split("val_accuracy")[1].split()[0])
-    print(f"digits: held-out accuracy {acc:.4f} in {secs:.1f} s")
+    print(f"digits: held-out accuracy {acc:.4f}; {secs:.1f} s wall, {cpu:.1f} s CPU (one thread)")
     assert acc >= 0.97, f"accuracy {acc} < 0.97"
-    assert secs < 120, f"took {secs:.0f} s (>= 120 s)"
+    # The bound is on CPU time: wall time under ctest -j and other jobs on the machine
+    # measures the neighbours too (scripts/demo_finetune.sh checks the wall time alone).
+    assert cpu < 120, f"took {cpu:.0f} s of CPU (>= 120 s)"
     # The trained .tsr also runs in the inference runtime (tessera run) with the same accuracy.
     va = np.load(os.path.join(d, "val.npz"))
     np.save(os.path.join(d, "xval.npy"), va["x"])
