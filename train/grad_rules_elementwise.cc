@@ -1,4 +1,5 @@
-// Gradient rules of the elementwise ops, the reductions, Dropout, Identity and Cast.
+// Gradient rules of the elementwise ops (with Where, Expand, Max/Min/Sum/Mean), the
+// reductions, Dropout, Identity and Cast.
 // Notation: y = f(x), dy the output cotangent, dx the input cotangent; sum_to(g, x) sums g
 // over the dims numpy broadcasting added to x (ONNX "Broadcasting in ONNX").
 #include "train/grad_rules.h"
@@ -125,6 +126,37 @@ Status grad_cast(GradContext& c) {
   return Status::ok();
 }
 
+// Where-16: dA = sum_to(dY where C, A), dB = sum_to(dY where !C, B); no gradient to C.
+Status grad_where(GradContext& c) {
+  if (c.wants(1)) c.set(1, c.sum_to(c.add("WhereGrad", {c.dy(0), c.in(0)}, {GradContext::attr_i("select", 1)}), c.in(1)));
+  if (c.wants(2)) c.set(2, c.sum_to(c.add("WhereGrad", {c.dy(0), c.in(0)}, {GradContext::attr_i("select", 0)}), c.in(2)));
+  return Status::ok();
+}
+
+// Expand-13: dX = sum_to(dY, X).
+Status grad_expand(GradContext& c) {
+  c.set(0, c.sum_to(c.dy(0), c.in(0)));
+  return Status::ok();
+}
+
+// Sum-13: dX_i = sum_to(dY, X_i); Mean-13: the same divided by the input count.
+template <bool kMean>
+Status grad_sum(GradContext& c) {
+  const size_t n = c.node().inputs.size();
+  int g = kMean ? c.onnx("Div", {c.dy(0), c.scalar(static_cast<double>(n))}) : c.dy(0);
+  for (size_t i = 0; i < n; ++i)
+    if (c.wants(i)) c.set(i, c.sum_to(g, c.in(i)));
+  return Status::ok();
+}
+
+// Max/Min-13: dX_i = sum_to(dY where X_i equals the result, X_i) (ties: every input that
+// attains the extremum gets dY, as onnxruntime's gradient builder does).
+Status grad_max_min(GradContext& c) {
+  for (size_t i = 0; i < c.node().inputs.size(); ++i)
+    if (c.wants(i)) c.set(i, c.sum_to(c.add("MaxMinGrad", {c.dy(0), c.in(i), c.out(0)}), c.in(i)));
+  return Status::ok();
+}
+
 constexpr char kReluGrad[] = "ReluGrad", kSigmoidGrad[] = "SigmoidGrad", kTanhGrad[] = "TanhGrad", kExpGrad[] = "ExpGrad";
 constexpr char kLeakyReluGrad[] = "LeakyReluGrad", kHardSigmoidGrad[] = "HardSigmoidGrad", kHardSwishGrad[] = "HardSwishGrad",
                kGeluGrad[] = "GeluGrad", kErfGrad[] = "ErfGrad", kLogGrad[] = "LogGrad", kSqrtGrad[] = "SqrtGrad";
@@ -155,6 +187,12 @@ void register_elementwise_grads(GradRuleTable& t) {
   t[":ReduceMean"] = grad_reduce<true>;
   t[":Dropout"] = grad_dropout;
   t[":Cast"] = grad_cast;
+  t[":Where"] = grad_where;
+  t[":Expand"] = grad_expand;
+  t[":Sum"] = grad_sum<false>;
+  t[":Mean"] = grad_sum<true>;
+  t[":Max"] = grad_max_min;
+  t[":Min"] = grad_max_min;
 }
 
 }  // namespace tessera::train

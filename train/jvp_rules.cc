@@ -200,6 +200,33 @@ Status jvp_mse(JvpContext& c) {
   return Status::ok();
 }
 
+// Where: ty = C ? tA : tB.
+Status jvp_where(JvpContext& c) {
+  c.set_out(0, c.onnx("Where", {c.in(0), c.has_t(1) ? c.t(1) : c.zeros(c.in(1)), c.has_t(2) ? c.t(2) : c.zeros(c.in(2))}));
+  c.set_out(0, c.widen(c.outs()[0], c.out(0)));
+  return Status::ok();
+}
+
+// Sum/Mean: ty = sum of the input tangents (/ n).
+template <bool kMean>
+Status jvp_sum(JvpContext& c) {
+  int y = -1;
+  for (size_t i = 0; i < c.node().inputs.size(); ++i)
+    if (c.has_t(i)) y = c.sum(y, c.t(i));
+  if (kMean) y = c.onnx("Div", {y, c.scalar(static_cast<double>(c.node().inputs.size()))});
+  c.set_out(0, c.widen(y, c.out(0)));
+  return Status::ok();
+}
+
+// Max/Min: ty = sum_i [X_i attains y] tX_i (the transpose of MaxMinGrad).
+Status jvp_max_min(JvpContext& c) {
+  int y = -1;
+  for (size_t i = 0; i < c.node().inputs.size(); ++i)
+    if (c.has_t(i)) y = c.sum(y, c.add("MaxMinGrad", {c.widen(c.t(i), c.out(0)), c.in(i), c.out(0)}));
+  c.set_out(0, y);
+  return Status::ok();
+}
+
 constexpr char kReluGrad[] = "ReluGrad", kSigmoidGrad[] = "SigmoidGrad", kTanhGrad[] = "TanhGrad", kExpGrad[] = "ExpGrad";
 constexpr char kLeakyReluGrad[] = "LeakyReluGrad", kHardSigmoidGrad[] = "HardSigmoidGrad", kHardSwishGrad[] = "HardSwishGrad",
                kGeluGrad[] = "GeluGrad", kErfGrad[] = "ErfGrad", kLogGrad[] = "LogGrad", kSqrtGrad[] = "SqrtGrad";
@@ -222,6 +249,8 @@ const std::unordered_map<std::string, JvpRule>& jvp_rules() {
       {":Transpose", jvp_linear0}, {":Slice", jvp_linear0}, {":Split", jvp_linear0}, {":Gather", jvp_linear0},
       {":ReduceSum", jvp_linear0}, {":ReduceMean", jvp_linear0}, {":Concat", jvp_concat}, {":Dropout", jvp_dropout},
       {"tessera.train:SoftmaxCrossEntropy", jvp_softmax_ce}, {"tessera.train:MSELoss", jvp_mse},
+      {":Where", jvp_where}, {":Expand", jvp_linear0}, {":Sum", jvp_sum<false>}, {":Mean", jvp_sum<true>},
+      {":Max", jvp_max_min}, {":Min", jvp_max_min},
   };
   return kRules;
 }

@@ -1,5 +1,5 @@
 // Training reference kernels: elementwise ops with numpy broadcasting (ONNX Add/Sub/Mul/Div-14,
-// Pow-15), activations (Relu-14, LeakyRelu-16, Sigmoid-13, Tanh-13, HardSigmoid-6,
+// Pow-15, Where-16, Expand-13, Equal/Less/Greater-13, Max/Min/Sum/Mean-13), activations (Relu-14, LeakyRelu-16, Sigmoid-13, Tanh-13, HardSigmoid-6,
 // HardSwish-14, Gelu-20, Erf-13, Clip-13, Neg, Exp, Log, Sqrt), reductions (ReduceSum-13,
 // ReduceMean-18 and the attribute forms before them), Dropout-13, and their gradient ops in
 // the tessera.train domain. Every float kernel runs in float32 and float64.
@@ -316,9 +316,123 @@ void k_dropout_grad(KernelArgs& a) {
   });
 }
 
+// ---- Where-16, Expand-13, comparisons (Equal/Less/Greater-13), Max/Min/Sum/Mean-13 ----
+// Where(C, A, B): Y = C ? A : B with three-way broadcasting.
+void k_where(KernelArgs& a) {
+  const Tensor& c = a.x(0);
+  const Tensor& p = a.x(1);
+  const Tensor& q = a.x(2);
+  Shape o = broadcast_shape(broadcast_shape(c.shape(), p.shape()), q.shape());
+  Tensor y = alloc(p.dtype(), o);
+  const size_t es = dtype_size(p.dtype());
+  const uint8_t* pc = c.data_as<uint8_t>();
+  for_each_offset(o, {broadcast_strides(c.shape(), o), broadcast_strides(p.shape(), o), broadcast_strides(q.shape(), o)},
+                  [&](int64_t lin, const int64_t* off) {
+                    const void* src = pc[off[0]] ? static_cast<const char*>(p.data()) + off[1] * es
+                                                 : static_cast<const char*>(q.data()) + off[2] * es;
+                    std::memcpy(static_cast<char*>(y.data()) + lin * es, src, es);
+                  });
+  a.out[0] = y;
+}
+
+// WhereGrad(dY, C; select): dY where C == select, else 0 (shape of dY; C broadcast).
+void k_where_grad(KernelArgs& a) {
+  const Tensor& dy = a.x(0);
+  const Tensor& c = a.x(1);
+  const uint8_t want = a.node.attr_i("select", 1) != 0;
+  float_dispatch(dy.dtype(), a.node, [&](auto tag) {
+    using T = decltype(tag);
+    Tensor dx = alloc(dy.dtype(), dy.shape());
+    const uint8_t* pc = c.data_as<uint8_t>();
+    for_each_offset(dy.shape(), {broadcast_strides(c.shape(), dy.shape())}, [&](int64_t lin, const int64_t* off) {
+      dx.data_as<T>()[lin] = (pc[off[0]] != 0) == want ? dy.data_as<T>()[lin] : T(0);
+    });
+    a.out[0] = dx;
+  });
+}
+
+void k_expand(KernelArgs& a) {
+  const Tensor& x = a.x(0);
+  Shape o = broadcast_shape(x.shape(), to_ints(a.x(1)));
+  Tensor y = alloc(x.dtype(), o);
+  const size_t es = dtype_size(x.dtype());
+  for_each_offset(o, {broadcast_strides(x.shape(), o)}, [&](int64_t lin, const int64_t* off) {
+    std::memcpy(static_cast<char*>(y.data()) + lin * es, static_cast<const char*>(x.data()) + off[0] * es, es);
+  });
+  a.out[0] = y;
+}
+
+template <int kCmp>  // 0 Equal, 1 Less, 2 Greater
+void k_compare(KernelArgs& a) {
+  const Tensor& p = a.x(0);
+  const Tensor& q = a.x(1);
+  Shape o = broadcast_shape(p.shape(), q.shape());
+  Tensor y = alloc(DType::kBool, o);
+  auto read = [](const Tensor& t, int64_t i) -> double {
+    switch (t.dtype()) {
+      case DType::kFloat32: return t.data_as<float>()[i];
+      case DType::kFloat64: return t.data_as<double>()[i];
+      case DType::kInt64: return static_cast<double>(t.data_as<int64_t>()[i]);
+      case DType::kInt32: return t.data_as<int32_t>()[i];
+      case DType::kBool: return t.data_as<uint8_t>()[i];
+      default: throw KernelError(std::string("comparison of ") + dtype_name(t.dtype()) + " is not supported in training");
+    }
+  };
+  for_each_offset(o, {broadcast_strides(p.shape(), o), broadcast_strides(q.shape(), o)}, [&](int64_t lin, const int64_t* off) {
+    const double u = read(p, off[0]), v = read(q, off[1]);
+    y.data_as<uint8_t>()[lin] = kCmp == 0 ? u == v : kCmp == 1 ? u < v : u > v;
+  });
+  a.out[0] = y;
+}
+
+// Max/Min/Sum/Mean-13 (variadic, broadcasting): folded pairwise left to right.
+template <int kOp>  // 0 Max, 1 Min, 2 Sum, 3 Mean
+void k_variadic(KernelArgs& a) {
+  float_dispatch(a.x(0).dtype(), a.node, [&](auto tag) {
+    using T = decltype(tag);
+    Tensor acc = a.x(0);
+    for (size_t i = 1; i < a.in.size(); ++i)
+      acc = binary<T>(acc, a.x(i), [](T p, T q) { return kOp == 0 ? std::max(p, q) : kOp == 1 ? std::min(p, q) : p + q; });
+    if (kOp == 3) {
+      Tensor m = alloc(acc.dtype(), acc.shape());
+      for (int64_t k = 0; k < acc.numel(); ++k) m.data_as<T>()[k] = acc.data_as<T>()[k] / T(a.in.size());
+      acc = m;
+    } else if (a.in.size() == 1) {
+      acc = a.x(0);
+    }
+    a.out[0] = acc;
+  });
+}
+
+// MaxMinGrad(dY, X_i, Y; ...): dY where X_i (broadcast) equals the result Y, else 0 (shape of
+// dY). Ties send the gradient to every input that attains the extremum.
+void k_max_min_grad(KernelArgs& a) {
+  const Tensor& dy = a.x(0);
+  const Tensor& x = a.x(1);
+  const Tensor& y = a.x(2);
+  float_dispatch(dy.dtype(), a.node, [&](auto tag) {
+    using T = decltype(tag);
+    Tensor dx = alloc(dy.dtype(), dy.shape());
+    for_each_offset(dy.shape(), {broadcast_strides(x.shape(), dy.shape()), broadcast_strides(y.shape(), dy.shape())},
+                    [&](int64_t lin, const int64_t* off) {
+                      dx.data_as<T>()[lin] = x.data_as<T>()[off[0]] == y.data_as<T>()[off[1]] ? dy.data_as<T>()[lin] : T(0);
+                    });
+    a.out[0] = dx;
+  });
+}
+
 }  // namespace
 
 void register_elementwise_kernels(KernelTable& t) {
+  t[":Where"] = k_where;
+  t[":Expand"] = k_expand;
+  t[":Equal"] = k_compare<0>;
+  t[":Less"] = k_compare<1>;
+  t[":Greater"] = k_compare<2>;
+  t[":Max"] = k_variadic<0>;
+  t[":Min"] = k_variadic<1>;
+  t[":Sum"] = k_variadic<2>;
+  t[":Mean"] = k_variadic<3>;
   t[":Add"] = k_binary<0>;
   t[":Sub"] = k_binary<1>;
   t[":Mul"] = k_binary<2>;
@@ -354,6 +468,8 @@ void register_elementwise_kernels(KernelTable& t) {
   t[d + "TanhGrad"] = k_grad_from_y<2>;
   t[d + "ExpGrad"] = k_grad_from_y<3>;
   t[d + "ReduceSumTo"] = k_reduce_sum_to;
+  t[d + "WhereGrad"] = k_where_grad;
+  t[d + "MaxMinGrad"] = k_max_min_grad;
   t[d + "ReduceGrad"] = k_reduce_grad;
   t[d + "Dropout"] = k_dropout;
   t[d + "DropoutGrad"] = k_dropout_grad;

@@ -128,6 +128,12 @@ void conv_taps(const Window2d& g, int64_t m_out, int64_t group, F&& f) {
     }
 }
 
+// Pointwise convolutions (1x1 kernel, stride 1, no padding; most of a MobileNet's work) as
+// GEMMs per image and group: Y[m, p] = sum_c W[m, c] X[c, p], p over the H*W plane.
+bool pointwise(const Window2d& g) {
+  return g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.pt == 0 && g.pl == 0 && g.oh == g.ih && g.ow == g.iw;
+}
+
 void check_group(int64_t c, int64_t m, int64_t group, int64_t wc) {
   if (group < 1 || c % group || m % group || wc != c / group)
     throw KernelError("Conv: group " + std::to_string(group) + " does not fit " + std::to_string(c) + " input and " +
@@ -146,10 +152,17 @@ void k_conv(KernelArgs& a) {
     const T* px = x.data_as<T>();
     const T* pw = w.data_as<T>();
     T* py = y.data_as<T>();
-    conv_taps(g, m_out, group, [&](int64_t xo, int64_t wo, int64_t yo, int64_t lo, int64_t hi, int64_t s) {
-      const T wv = pw[wo];
-      for (int64_t ow = lo; ow <= hi; ++ow) py[yo + ow] += wv * px[xo + ow * s];
-    });
+    if (pointwise(g)) {
+      const int64_t cg = g.c / group, mg = m_out / group, plane = g.ih * g.iw;
+      for (int64_t n = 0; n < g.n; ++n)
+        for (int64_t gr = 0; gr < group; ++gr)
+          gemm_nn(pw + gr * mg * cg, px + (n * g.c + gr * cg) * plane, py + (n * m_out + gr * mg) * plane, mg, plane, cg);
+    } else {
+      conv_taps(g, m_out, group, [&](int64_t xo, int64_t wo, int64_t yo, int64_t lo, int64_t hi, int64_t s) {
+        const T wv = pw[wo];
+        for (int64_t ow = lo; ow <= hi; ++ow) py[yo + ow] += wv * px[xo + ow * s];
+      });
+    }
     if (a.has(2)) {
       const T* pb = a.x(2).data_as<T>();
       const int64_t plane = g.oh * g.ow;
@@ -173,10 +186,19 @@ void k_conv_grad_input(KernelArgs& a) {
     const T* pg = dy.data_as<T>();
     const T* pw = w.data_as<T>();
     T* px = dx.data_as<T>();
-    conv_taps(g, m_out, group, [&](int64_t xo, int64_t wo, int64_t yo, int64_t lo, int64_t hi, int64_t s) {
-      const T wv = pw[wo];
-      for (int64_t ow = lo; ow <= hi; ++ow) px[xo + ow * s] += wv * pg[yo + ow];
-    });
+    if (pointwise(g)) {  // dX[c, p] = sum_m W[m, c] dY[m, p]
+      const int64_t cg = g.c / group, mg = m_out / group, plane = g.ih * g.iw;
+      for (int64_t gr = 0; gr < group; ++gr) {
+        std::vector<T> wt = transposed(pw + gr * mg * cg, mg, cg);
+        for (int64_t n = 0; n < g.n; ++n)
+          gemm_nn(wt.data(), pg + (n * m_out + gr * mg) * plane, px + (n * g.c + gr * cg) * plane, cg, plane, mg);
+      }
+    } else {
+      conv_taps(g, m_out, group, [&](int64_t xo, int64_t wo, int64_t yo, int64_t lo, int64_t hi, int64_t s) {
+        const T wv = pw[wo];
+        for (int64_t ow = lo; ow <= hi; ++ow) px[xo + ow * s] += wv * pg[yo + ow];
+      });
+    }
   });
   a.out[0] = dx;
 }
@@ -193,11 +215,20 @@ void k_conv_grad_weight(KernelArgs& a) {
     const T* pg = dy.data_as<T>();
     const T* px = x.data_as<T>();
     T* pw = dw.data_as<T>();
-    conv_taps(g, m_out, group, [&](int64_t xo, int64_t wo, int64_t yo, int64_t lo, int64_t hi, int64_t s) {
-      T acc = 0;
-      for (int64_t ow = lo; ow <= hi; ++ow) acc += pg[yo + ow] * px[xo + ow * s];
-      pw[wo] += acc;
-    });
+    if (pointwise(g)) {  // dW[m, c] = sum_{n,p} dY[n, m, p] X[n, c, p]
+      const int64_t cg = g.c / group, mg = m_out / group, plane = g.ih * g.iw;
+      for (int64_t n = 0; n < g.n; ++n)
+        for (int64_t gr = 0; gr < group; ++gr) {
+          std::vector<T> xt = transposed(px + (n * g.c + gr * cg) * plane, cg, plane);
+          gemm_nn(pg + (n * m_out + gr * mg) * plane, xt.data(), pw + gr * mg * cg, mg, cg, plane);
+        }
+    } else {
+      conv_taps(g, m_out, group, [&](int64_t xo, int64_t wo, int64_t yo, int64_t lo, int64_t hi, int64_t s) {
+        T acc = 0;
+        for (int64_t ow = lo; ow <= hi; ++ow) acc += pg[yo + ow] * px[xo + ow * s];
+        pw[wo] += acc;
+      });
+    }
   });
   a.out[0] = dw;
 }

@@ -118,28 +118,27 @@ Window2d window_2d(const Node& node, const Shape& x, const std::vector<int64_t>&
     }
     if (out[i] < 1) throw KernelError("output size " + std::to_string(out[i]) + " < 1");
   }
+  // 1-D windows are 2-D windows of height 1: spatial dim 0 is H (2-D only), the last is W.
   Window2d w{};
   w.n = x[0];
   w.c = x[1];
-  const size_t h = one_d ? 0 : 0, ww = one_d ? 0 : 1;
-  w.ih = one_d ? 1 : in[h];
-  w.iw = in[ww];
-  w.oh = one_d ? 1 : out[h];
-  w.ow = out[ww];
-  w.kh = one_d ? 1 : kernel[h];
-  w.kw = kernel[ww];
-  w.sh = one_d ? 1 : strides[h];
-  w.sw = strides[ww];
-  w.dh = one_d ? 1 : dil[h];
-  w.dw = dil[ww];
-  w.pt = one_d ? 0 : pb[h];
-  w.pl = pb[ww];
+  const size_t last = nd - 1;
+  w.ih = one_d ? 1 : in[0];
+  w.iw = in[last];
+  w.oh = one_d ? 1 : out[0];
+  w.ow = out[last];
+  w.kh = one_d ? 1 : kernel[0];
+  w.kw = kernel[last];
+  w.sh = one_d ? 1 : strides[0];
+  w.sw = strides[last];
+  w.dh = one_d ? 1 : dil[0];
+  w.dw = dil[last];
+  w.pt = one_d ? 0 : pb[0];
+  w.pl = pb[last];
   return w;
 }
 
 namespace {
-
-void copy_bytes(const Tensor& src, Tensor& dst) { std::memcpy(dst.data(), src.data(), src.nbytes()); }
 
 // Generic strided gather of any dtype: dst (row-major over `shape`) from src at offsets.
 void strided_copy(const Tensor& src, const std::vector<int64_t>& src_strides, int64_t src_base, Tensor& dst) {
@@ -522,7 +521,6 @@ void register_shape_kernels(KernelTable& t) {
   t[d + "GatherGrad"] = k_gather_grad;
   t[d + "ZerosLike"] = k_zeros_like;
   t[d + "ReshapeTo"] = k_reshape_to;
-  (void)copy_bytes;
 }
 
 }  // namespace tessera::train

@@ -174,6 +174,9 @@ TEST(GradCheck, Conv) {
   check_op({"Conv", {{"x", {1, 4, 7, 7}}, {"w", {6, 2, 3, 2}}}, {ai("group", 2), aints("strides", {2, 1}), aints("dilations", {1, 2}), aints("pads", {1, 0, 0, 1})}});
   // depthwise
   check_op({"Conv", {{"x", {2, 3, 5, 5}}, {"w", {3, 1, 3, 3}}, {"b", {3}}}, {ai("group", 3), as("auto_pad", "SAME_UPPER")}});
+  // pointwise (the GEMM path), plain and grouped
+  check_op({"Conv", {{"x", {2, 4, 3, 5}}, {"w", {6, 4, 1, 1}}, {"b", {6}}}});
+  check_op({"Conv", {{"x", {2, 4, 3, 2}}, {"w", {6, 2, 1, 1}}}, {ai("group", 2)}});
   // 1-D
   check_op({"Conv", {{"x", {2, 2, 9}}, {"w", {3, 2, 3}}}, {aints("strides", {2}), aints("pads", {1, 1})}});
 }
@@ -281,6 +284,56 @@ TEST(GradCheck, Losses) {
     int y = b.node("MSELoss", {b.input("p"), b.input("t")}, {}, 1, "tessera.train")[0];
     check_gradients(b, y, {{"p", {3, 2}}, {"t", {3, 2}}});
   }
+}
+
+TEST(GradCheck, WhereExpandMaxMinSumMean) {
+  {
+    Builder b;
+    Tensor c = Tensor::allocate(DType::kBool, {3, 1}).value();
+    c.data_as<uint8_t>()[0] = 1;
+    c.data_as<uint8_t>()[2] = 1;
+    int y = b.op("Where", {b.init("c", c), b.input("a"), b.input("b")});
+    check_gradients(b, y, {{"a", {3, 4}}, {"b", {4}}});
+  }
+  {
+    Builder b;
+    int y = b.op("Expand", {b.input("x"), b.ints("s", {2, 3, 4})});
+    check_gradients(b, y, {{"x", {3, 1}}});
+  }
+  check_op({"Max", {{"a", {2, 3}}, {"b", {3}}, {"c", {2, 1}}}});
+  check_op({"Min", {{"a", {2, 3}}, {"b", {2, 3}}}});
+  check_op({"Sum", {{"a", {2, 3}}, {"b", {3}}, {"c", {2, 1}}}});
+  check_op({"Mean", {{"a", {2, 3}}, {"b", {3}}}});
+}
+
+// A transformer block end to end: token embedding (Gather), self-attention with a causal
+// mask (Where), softmax, residual, LayerNormalization, a Gelu MLP, and a mean loss.
+TEST(GradCheck, TransformerBlock) {
+  Builder b;
+  const int64_t batch = 2, seq = 3, dim = 4;
+  Tensor ids = Tensor::allocate(DType::kInt64, {batch, seq}).value();
+  int64_t iv[] = {1, 4, 2, 0, 4, 3};
+  std::copy(iv, iv + 6, ids.data_as<int64_t>());
+  Tensor mask = Tensor::allocate(DType::kBool, {seq, seq}).value();
+  for (int i = 0; i < seq; ++i)
+    for (int j = 0; j < seq; ++j) mask.data_as<uint8_t>()[i * seq + j] = j <= i;
+  Tensor neg = Tensor::allocate(DType::kFloat64, {}).value(), scale = Tensor::allocate(DType::kFloat64, {}).value();
+  neg.data_as<double>()[0] = -1e4;
+  scale.data_as<double>()[0] = std::sqrt(double(dim));
+  int x = b.op("Gather", {b.input("emb"), b.init("ids", ids)});  // [B, S, D]
+  int q = b.op("MatMul", {x, b.input("wq")}), k = b.op("MatMul", {x, b.input("wk")}), v = b.op("MatMul", {x, b.input("wv")});
+  int kt = b.op("Transpose", {k}, {aints("perm", {0, 2, 1})});
+  int sc = b.op("Div", {b.op("MatMul", {q, kt}), b.init("scale", scale)});
+  int masked = b.op("Where", {b.init("mask", mask), sc, b.init("neg", neg)});
+  int att = b.op("MatMul", {b.op("Softmax", {masked}, {ai("axis", -1)}), v});
+  int h = b.op("LayerNormalization", {b.op("Add", {att, x}), b.input("g"), b.input("beta")}, {ai("axis", -1)});
+  int ff = b.op("MatMul", {b.op("Gelu", {b.op("Add", {b.op("MatMul", {h, b.input("w1")}), b.input("b1")})}), b.input("w2")});
+  int out = b.op("Add", {ff, h});
+  int loss = b.op("ReduceMean", {b.op("Mul", {out, out})}, {ai("keepdims", 0)});
+  b.opset = 20;  // Gelu
+  for (Node& n : b.g.nodes) n.opset = n.op_type == "Gelu" ? 20 : 17;
+  check_gradients(b, loss, {{"emb", {5, dim}}, {"wq", {dim, dim}}, {"wk", {dim, dim}}, {"wv", {dim, dim}}, {"g", {dim}},
+                            {"beta", {dim}}, {"w1", {dim, 6}}, {"b1", {6}}, {"w2", {6, dim}}});
 }
 
 // A value used several times: its gradient contributions are summed.
