@@ -5,6 +5,7 @@
 #include <regex>
 #include <set>
 
+#include "tessera/session.h"
 #include "tessera/tsr_file.h"
 #include "train/autodiff.h"
 
@@ -281,6 +282,14 @@ Result<double> Trainer::train_step(const Tensor& x, const Tensor& target, double
   TSR_RETURN_IF_ERROR(optimizer_step(cfg_.optimizer, params_, grads, lr, step_));
   ++step_;
   return loss;
+}
+
+Status Trainer::check_input(const Shape& x) const {
+  SessionOptions so;
+  so.threads = 1;
+  so.verify_checksums = false;
+  TSR_ASSIGN_OR_RETURN(auto session, Session::create(model_, so));
+  return session->prepare({x}).with_context("input '" + input_ + "' of shape " + shape_to_string(x));
 }
 
 Result<Trainer::Eval> Trainer::evaluate(const Tensor& x, const Tensor& target) {

@@ -56,6 +56,12 @@ class Trainer {
   /// shaped like the output (mse). Returns the batch loss before the update.
   Result<double> train_step(const Tensor& x, const Tensor& target, double lr);
 
+  /// Checks the forward graph for a model input of shape `x` with the runtime's own op
+  /// schemas (the Session planner's attribute checks and shape inference), so a malformed
+  /// model or a wrong input shape is reported, naming the node, before a training kernel
+  /// runs. Call it once per input shape (dims other than the batch) before training.
+  Status check_input(const Shape& x) const;
+
   /// Loss and model output on a batch with the current weights (no update).
   struct Eval {
     double loss = 0;

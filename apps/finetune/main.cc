@@ -1,6 +1,6 @@
 // tessera-finetune: trains a .tsr model on .npz data in one process (train/trainer.h).
 //
-//   tessera-finetune --model IN.tsr --train TRAIN.npz --val VAL.npz --epochs 10 --batch-size 32 \
+//   tessera-finetune --model IN.tsr --train TRAIN.npz --val VAL.npz --epochs 10 --batch-size 32
 //       --lr 0.01 --optimizer sgd|adamw --loss ce|mse --out OUT.tsr [--replace-head CLASSES]
 //       [--freeze REGEX] [--resume CKPT.tsr] ...
 //
@@ -202,6 +202,12 @@ int main(int argc, char** argv) {
   std::cerr << "tessera-finetune: " << t.params().size() << " parameter tensors (" << nparams << " values) trained, "
             << t.frozen().size() << " frozen; " << train_data->n << " training and " << val_data->n << " validation samples\n";
 
+  for (const Data* d : {&*train_data, &*val_data}) {
+    Shape xs = d->x.shape();
+    xs[0] = std::min<int64_t>(batch, d->n);
+    Status s = t.check_input(xs);
+    if (!s.is_ok()) return fail((d == &*train_data ? "--train: " : "--val: ") + s.message());
+  }
   const int64_t spe = (train_data->n + batch - 1) / batch;
   int64_t total = spe * epochs;
   if (max_steps >= 0) total = std::min(total, max_steps);

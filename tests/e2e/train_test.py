@@ -359,7 +359,8 @@ def case_bad_input(args):
     np.savez_compressed(os.path.join(d, "comp.npz"), x=np.zeros((2, 1, 8, 8), np.float32), y=np.zeros(2, np.int64))
     expect([args.finetune, "--model", model, "--train", os.path.join(d, "comp.npz"), "--val", va, "--out", out], "savez_compressed")
     np.savez(os.path.join(d, "shape.npz"), x=np.zeros((4, 3, 5, 5), np.float32), y=np.zeros(4, np.int64))
-    expect([args.finetune, "--model", model, "--train", os.path.join(d, "shape.npz"), "--val", va, "--out", out, "--quiet"], "conv1")
+    expect([args.finetune, "--model", model, "--train", os.path.join(d, "shape.npz"), "--val", va, "--out", out, "--quiet"],
+           "input 'x' has shape [4,3,5,5]")
     np.savez(os.path.join(d, "labels.npz"), x=np.zeros((4, 1, 8, 8), np.float32), y=np.full(4, 12, np.int64))
     expect([args.finetune, "--model", model, "--train", os.path.join(d, "labels.npz"), "--val", va, "--out", out, "--quiet"], "label 12")
     expect([args.finetune, "--model", model] + base + ["--freeze", "("], "--freeze")
