@@ -76,13 +76,15 @@ else
   say "building in $BUILD (Release, CUDA on)"
   if cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DTESSERA_WITH_CUDA=ON -DTESSERA_ASAN_TESTS=OFF \
        > "$LOG_DIR/configure.log" 2>&1 &&
-     make -C "$BUILD" -j"$(nproc)" tessera tessera_cuda_tests > "$LOG_DIR/build.log" 2>&1; then
+     make -C "$BUILD" -j"$(nproc)" tessera tessera_cuda_tests tessera_nccl_tests > "$LOG_DIR/build.log" 2>&1; then
     say "build ok"
   else
     say "build FAILED (see $LOG_DIR/configure.log, build.log):"; tail -n 15 "$LOG_DIR/build.log" 2>/dev/null
   fi
   BIN="$BUILD"
-  [[ -x "$BUILD/tests/tessera_cuda_tests" ]] && ln -sf "$BUILD/tests/tessera_cuda_tests" "$BUILD/tessera_cuda_tests"
+  for t in tessera_cuda_tests tessera_nccl_tests; do
+    [[ -x "$BUILD/tests/$t" ]] && ln -sf "$BUILD/tests/$t" "$BUILD/$t"
+  done
   MODELS_DIR="${MODELS_DIR:-$ROOT/build/models}"
   INPUTS_DIR="${INPUTS_DIR:-}"
 fi
