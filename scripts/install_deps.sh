@@ -23,6 +23,7 @@ PACKAGES=(
   flatbuffers-compiler libflatbuffers-dev
   libonnx-dev libprotobuf-dev protobuf-compiler
   libcli11-dev libgtest-dev libxxhash-dev
+  libopenmpi-dev openmpi-bin
 )
 # shellcheck source=scripts/apt_ensure.sh
 source "$ROOT/scripts/apt_ensure.sh"
