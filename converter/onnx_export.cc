@@ -1,7 +1,7 @@
 // .tsr -> ONNX export: the Graph IR written back as an ONNX ModelProto (the inverse of
 // onnx_import.cc), so a model trained by tessera-finetune can be deployed with any ONNX
-// runtime. Initializers are written as raw_data (little-endian); optimizer state that a
-// checkpoint carries (initializers named "tessera.train.state/...") is left out.
+// runtime. Initializers are written as raw_data (little-endian); the training state a
+// checkpoint carries (optimizer state, step) has no place in ONNX and is left out.
 #include <onnx/onnx_pb.h>
 
 #include "converter/converter.h"
@@ -80,7 +80,6 @@ Status graph_to_proto(const Graph& g, onnx::GraphProto* gp) {
   for (int o : g.outputs) value_info(g.values[o], gp->add_output());
   for (const Value& v : g.values) {
     if (!v.initializer || v.outer_scope) continue;
-    if (v.name.rfind("tessera.train.state/", 0) == 0) continue;
     tensor_to_proto(*v.initializer, v.name, gp->add_initializer());
   }
   return Status::ok();

@@ -235,11 +235,15 @@ Result<std::unique_ptr<Trainer>> Trainer::create(const Model& model, const Train
     Param p;
     p.name = wrt[i];
     p.value = g.values[g.find_value(wrt[i])].initializer->clone().value();
-    // Resume: optimizer state stored beside the weights.
-    for (const char* s : {"momentum_buffer", "exp_avg", "exp_avg_sq"}) {
-      int sv = g.find_value(std::string(kStatePrefix) + p.name + "/" + s);
-      if (sv >= 0 && g.values[sv].initializer) p.state.push_back({s, g.values[sv].initializer->clone().value()});
-    }
+    // Resume: the checkpoint's optimizer state (TrainingState) for this parameter.
+    if (model.training)
+      for (const OptimizerStateTensor& st : model.training->states)
+        if (st.value == p.name) {
+          if (st.data->shape() != p.value.shape() || st.data->dtype() != DType::kFloat32)
+            return invalid_argument("checkpoint: optimizer state '" + st.value + "/" + st.name + "' " + st.data->describe() +
+                                    " does not match the parameter " + p.value.describe());
+          p.state.push_back({st.name, st.data->clone().value()});
+        }
     t->params_.push_back(std::move(p));
     t->grads_.push_back(info.grads[i]);
     fetch.push_back(info.grads[i]);
@@ -248,14 +252,13 @@ Result<std::unique_ptr<Trainer>> Trainer::create(const Model& model, const Train
   for (const auto& [out, stat] : t->bn_stats_) fetch.push_back(out);
   TSR_ASSIGN_OR_RETURN(t->train_, Interpreter::create(train_graph, fetch));
   TSR_ASSIGN_OR_RETURN(t->eval_, Interpreter::create(eval_graph, {t->loss_, t->output_}));
-  auto it = model.meta.properties.find(kStepKey);
-  if (it != model.meta.properties.end()) {
-    try {
-      t->step_ = std::stoll(it->second);
-    } catch (...) {
-      return invalid_argument(std::string("checkpoint property ") + kStepKey + " is not a number: '" + it->second + "'");
-    }
+  if (model.training) {
+    if (!model.training->optimizer.empty() && model.training->optimizer != cfg.optimizer.kind)
+      return invalid_argument("checkpoint was trained with optimizer '" + model.training->optimizer + "'; resuming with '" +
+                              cfg.optimizer.kind + "' would discard its state (give --optimizer " + model.training->optimizer + ")");
+    t->step_ = model.training->step;
   }
+  t->model_->training.reset();
   t->one_ = Tensor::allocate(DType::kFloat32, {}).value();
   t->one_.data_as<float>()[0] = 1.0f;
   return t;
@@ -306,25 +309,18 @@ Result<Trainer::Eval> Trainer::evaluate(const Tensor& x, const Tensor& target) {
 std::shared_ptr<Model> Trainer::snapshot(const std::map<std::string, std::string>& properties) const {
   auto m = std::make_shared<Model>(*model_);
   Graph& g = m->graph;
+  auto ts = std::make_shared<TrainingState>();
+  ts->optimizer = cfg_.optimizer.kind;
+  ts->step = step_;
   for (const Param& p : params_) {
     int v = g.find_value(p.name);
     set_initializer(g, v, p.value.clone().value());
     g.values[v].trainable = true;
-    for (const auto& [sname, st] : p.state) {
-      const std::string name = std::string(kStatePrefix) + p.name + "/" + sname;
-      int sv = g.find_value(name);
-      if (sv < 0) {
-        Value val;
-        val.name = name;
-        val.dtype = DType::kFloat32;
-        sv = g.add_value(std::move(val));
-      }
-      set_initializer(g, sv, st.clone().value());
-    }
+    for (const auto& [sname, st] : p.state)
+      ts->states.push_back({p.name, sname, std::make_shared<const Tensor>(st.clone().value())});
   }
   for (const auto& [name, b] : buffers_) set_initializer(g, g.find_value(name), b.clone().value());
-  m->meta.properties[kStepKey] = std::to_string(step_);
-  m->meta.properties["tessera.train.optimizer"] = cfg_.optimizer.kind;
+  m->training = std::move(ts);
   for (const auto& [k, v] : properties) m->meta.properties[k] = v;
   return m;
 }

@@ -46,7 +46,8 @@ struct TrainerConfig {
 class Trainer {
  public:
   /// Builds the training graph of `model` (copied). Resumes when the model carries training
-  /// state (a checkpoint written by save()). Errors: kInvalidArgument for a model with other
+  /// state (Model::training: a checkpoint written by save()): step count and optimizer state;
+  /// kInvalidArgument when the checkpoint's optimizer differs from cfg's. Errors: kInvalidArgument for a model with other
   /// than one input or output, a non-float32 model, a bad config or freeze regex;
   /// kUnimplemented naming the first op without a gradient rule or training kernel.
   static Result<std::unique_ptr<Trainer>> create(const Model& model, const TrainerConfig& cfg);
@@ -69,8 +70,8 @@ class Trainer {
   };
   Result<Eval> evaluate(const Tensor& x, const Tensor& target);
 
-  /// The model with the current weights (trainable flags set), optimizer state and step,
-  /// as written by save().
+  /// The model with the current weights (trainable flags set) and, in Model::training, the
+  /// optimizer, its state and the step count, as written by save().
   std::shared_ptr<Model> snapshot(const std::map<std::string, std::string>& properties = {}) const;
   /// Writes snapshot() to `path` atomically (temporary file, then rename).
   Status save(const std::string& path, const std::map<std::string, std::string>& properties = {}) const;
@@ -82,10 +83,6 @@ class Trainer {
   const std::string& logits_name() const { return logits_; }
   /// Notes for the user (head replaced, loss on logits, ...).
   const std::vector<std::string>& notes() const { return notes_; }
-  /// Property of a checkpoint's model metadata: the step count.
-  static constexpr const char* kStepKey = "tessera.train.step";
-  /// Prefix of optimizer-state initializers: "<prefix><param>/<state>".
-  static constexpr const char* kStatePrefix = "tessera.train.state/";
 
  private:
   Trainer() = default;

@@ -270,7 +270,11 @@ int cmd_inspect(const std::string& path, bool json) {
   else
     std::printf("sharding:        %zu meshes, %zu tensor placements, %zu pre-sharded weight chunks\n", m.extras.meshes,
                 m.extras.tensor_shardings, m.extras.weight_chunks);
-  std::printf("training state:  %s\n", m.extras.training_state ? "yes" : "none");
+  if (m.training)
+    std::printf("training state:  optimizer %s, step %lld, %zu state tensors\n", m.training->optimizer.c_str(),
+                static_cast<long long>(m.training->step), m.training->states.size());
+  else
+    std::printf("training state:  %s\n", m.extras.training_state ? "yes" : "none");
   std::printf("segments:        %zu\n", m.extras.segments);
   std::printf("inputs:\n");
   for (const auto& t : s.inputs()) std::printf("  %-30s %-8s %s\n", t.name.c_str(), dtype_name(t.dtype), dims_to_string(t).c_str());

@@ -281,7 +281,9 @@ def case_export(args):
     run([args.tessera, "export", os.path.join(d, "out.tsr"), "-o", os.path.join(d, "out.onnx")])
     m = onnx.load(os.path.join(d, "out.onnx"))
     onnx.checker.check_model(m)
-    assert not any(i.name.startswith("tessera.train.state/") for i in m.graph.initializer), "optimizer state exported"
+    src = onnx.load(os.path.join(d, "digits_cnn.onnx"))
+    assert sorted(i.name for i in m.graph.initializer) == sorted(i.name for i in src.graph.initializer), \
+        "the exported initializers differ from the model's (optimizer state leaked into the ONNX?)"
     va = np.load(os.path.join(d, "val.npz"))
     np.save(os.path.join(d, "xval.npy"), va["x"])
     run([args.tessera, "run", os.path.join(d, "out.tsr"), "-i", "x=" + os.path.join(d, "xval.npy"), "-o", os.path.join(d, "run")])
@@ -321,6 +323,8 @@ def case_resume(args):
     assert not os.path.exists(os.path.join(d, "part.tsr")), "the killed run had already finished"
     killed = [json.loads(l) for l in open(metrics)]
     killed_at = max(m["step"] for m in killed if "loss" in m)
+    info = run([args.tessera, "inspect", ckpt]).stdout
+    assert "training state:  optimizer adamw, step " in info and "state tensors" in info, info
     r = run(common + ["--resume", ckpt, "--out", os.path.join(d, "part.tsr")])
     print(r.stdout.strip())
     resumed = [json.loads(l) for l in open(metrics)][len(killed):]

@@ -222,3 +222,57 @@ TEST(Trainer, BatchNormTrainingModeUpdatesRunningStats) {
 
 }  // namespace
 }  // namespace tessera::train
+
+namespace tessera::train {
+namespace {
+using namespace testing;
+
+// The TrainingState table round trip (writer and reader), and the reader's checks on it.
+TEST(Checkpoint, TrainingStateRoundTripAndChecks) {
+  std::mt19937 gen(11);
+  auto model = linear_model(gen);
+  auto ts = std::make_shared<TrainingState>();
+  ts->optimizer = "adamw";
+  ts->step = 17;
+  Tensor m = random_tensor(DType::kFloat32, {3, 4}, gen);
+  ts->states.push_back({"W", "exp_avg", std::make_shared<const Tensor>(m)});
+  model->training = ts;
+  auto bytes = serialize_tsr(*model);
+  ASSERT_TRUE(bytes.is_ok()) << bytes.status().to_string();
+  auto back = read_tsr_buffer(bytes->data(), bytes->size(), nullptr);
+  ASSERT_TRUE(back.is_ok()) << back.status().to_string();
+  ASSERT_TRUE((*back)->training);
+  EXPECT_TRUE((*back)->extras.training_state);
+  EXPECT_EQ((*back)->training->optimizer, "adamw");
+  EXPECT_EQ((*back)->training->step, 17);
+  ASSERT_EQ((*back)->training->states.size(), 1u);
+  const Tensor& got = *(*back)->training->states[0].data;
+  EXPECT_EQ(got.shape(), (Shape{3, 4}));
+  EXPECT_EQ(0, std::memcmp(got.data(), m.data(), m.nbytes()));
+  // A state for a value that is not an initializer is rejected when read.
+  auto bad = std::make_shared<TrainingState>(*ts);
+  bad->states[0].value = "x";
+  model->training = bad;
+  auto bad_bytes = serialize_tsr(*model);
+  ASSERT_TRUE(bad_bytes.is_ok());
+  auto r = read_tsr_buffer(bad_bytes->data(), bad_bytes->size(), nullptr);
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidFile);
+  EXPECT_NE(r.status().message().find("optimizer state 'x/exp_avg'"), std::string::npos) << r.status().message();
+  // A state whose size does not match its parameter is rejected too.
+  auto wrong = std::make_shared<TrainingState>(*ts);
+  wrong->states[0].data = std::make_shared<const Tensor>(random_tensor(DType::kFloat32, {5}, gen));
+  model->training = wrong;
+  auto wrong_bytes = serialize_tsr(*model);
+  ASSERT_TRUE(wrong_bytes.is_ok());
+  EXPECT_EQ(read_tsr_buffer(wrong_bytes->data(), wrong_bytes->size(), nullptr).status().code(), StatusCode::kInvalidFile);
+  // Resuming with another optimizer than the checkpoint's is refused.
+  model->training = ts;
+  TrainerConfig cfg;  // sgd
+  auto t = Trainer::create(*model, cfg);
+  ASSERT_FALSE(t.is_ok());
+  EXPECT_NE(t.status().message().find("adamw"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tessera::train
