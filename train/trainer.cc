@@ -265,10 +265,20 @@ Result<std::unique_ptr<Trainer>> Trainer::create(const Model& model, const Train
 }
 
 Result<double> Trainer::train_step(const Tensor& x, const Tensor& target, double lr) {
+  std::vector<Tensor> grads;
+  TSR_ASSIGN_OR_RETURN(double loss, compute_gradients(x, target, &grads));
+  TSR_RETURN_IF_ERROR(apply_gradients(grads, lr));
+  return loss;
+}
+
+Result<double> Trainer::compute_gradients(const Tensor& x, const Tensor& target, std::vector<Tensor>* grads,
+                                          uint64_t dropout_stream) {
   std::vector<std::pair<std::string, Tensor>> feeds = {{input_, x}, {target_, target}, {seed_, one_}};
   for (const Param& p : params_) feeds.push_back({p.name, p.value});
   for (const auto& [name, b] : buffers_) feeds.push_back({name, b});
-  TSR_ASSIGN_OR_RETURN(std::vector<Tensor> out, train_->run(feeds, static_cast<uint64_t>(step_)));
+  // Stream 0 keeps the single-process seeds (the step count) bit for bit.
+  const uint64_t seed = static_cast<uint64_t>(step_) + dropout_stream * 0x9E3779B97F4A7C15ULL;
+  TSR_ASSIGN_OR_RETURN(std::vector<Tensor> out, train_->run(feeds, seed));
   const size_t nbn = bn_stats_.size();
   for (size_t k = 0; k < nbn; ++k) {
     TSR_ASSIGN_OR_RETURN(buffers_[k].second, out[out.size() - nbn + k].clone());
@@ -276,15 +286,22 @@ Result<double> Trainer::train_step(const Tensor& x, const Tensor& target, double
   out.resize(out.size() - nbn);
   const double loss = out[0].data_as<float>()[0];
   if (!std::isfinite(loss)) return invalid_argument("the loss is " + std::to_string(loss) + " at step " + std::to_string(step_) + " (learning rate too high?)");
-  std::vector<Tensor> grads;
+  grads->clear();
   for (size_t i = 1; i < out.size(); ++i) {
     TSR_ASSIGN_OR_RETURN(Tensor c, out[i].clone());
-    grads.push_back(std::move(c));
+    grads->push_back(std::move(c));
   }
+  return loss;
+}
+
+Status Trainer::apply_gradients(std::vector<Tensor>& grads, double lr) {
+  if (grads.size() != params_.size())
+    return invalid_argument("apply_gradients: " + std::to_string(grads.size()) + " gradients for " + std::to_string(params_.size()) +
+                            " parameters");
   clip_grad_global_norm(grads, cfg_.clip_norm);
   TSR_RETURN_IF_ERROR(optimizer_step(cfg_.optimizer, params_, grads, lr, step_));
   ++step_;
-  return loss;
+  return Status::ok();
 }
 
 Status Trainer::check_input(const Shape& x) const {

@@ -57,6 +57,23 @@ class Trainer {
   /// shaped like the output (mse). Returns the batch loss before the update.
   Result<double> train_step(const Tensor& x, const Tensor& target, double lr);
 
+  /// The first half of train_step, for data parallelism (the gradients are averaged over
+  /// ranks between the two halves): forward, loss, backward on a batch with the current
+  /// weights. x, target: as train_step. `*grads` receives one float32 tensor per params()
+  /// entry, same shape: d(loss)/d(param), where loss is the mean over the batch rows.
+  /// `dropout_stream` selects the Dropout masks' random stream (0: those of train_step; a
+  /// data-parallel rank passes its rank + 1 so that ranks draw different masks).
+  /// BatchNormalization's running statistics are updated from this batch. Returns the
+  /// batch loss. Errors: those of train_step's forward and backward (a non-finite loss:
+  /// kInvalidArgument).
+  Result<double> compute_gradients(const Tensor& x, const Tensor& target, std::vector<Tensor>* grads,
+                                   uint64_t dropout_stream = 0);
+  /// The second half: clips `grads` (TrainerConfig::clip_norm, global L2 norm) and applies
+  /// one optimizer step with learning rate `lr`; the step count advances by one. grads: as
+  /// compute_gradients returns them. Errors: kInvalidArgument on a count, shape or dtype
+  /// mismatch, naming the parameter.
+  Status apply_gradients(std::vector<Tensor>& grads, double lr);
+
   /// Checks the forward graph for a model input of shape `x` with the runtime's own op
   /// schemas (the Session planner's attribute checks and shape inference), so a malformed
   /// model or a wrong input shape is reported, naming the node, before a training kernel
@@ -79,6 +96,9 @@ class Trainer {
   int64_t step() const { return step_; }
   const std::vector<Param>& params() const { return params_; }
   const std::vector<std::string>& frozen() const { return frozen_; }
+  /// True when BatchNormalization trains with batch statistics (its running statistics are
+  /// updated by each step).
+  bool batchnorm_training() const { return !bn_stats_.empty(); }
   const std::string& input_name() const { return input_; }
   const std::string& logits_name() const { return logits_; }
   /// Notes for the user (head replaced, loss on logits, ...).

@@ -1,4 +1,9 @@
-// tessera-finetune: trains a .tsr model on .npz data in one process (train/trainer.h).
+// tessera-finetune: trains a .tsr model on .npz data (train/trainer.h), in one process or,
+// with --parallel dp=N under `mpirun -np N`, data parallel over N ranks
+// (train/data_parallel.h): --batch-size is the global batch, split across ranks by rank in
+// contiguous slices; gradients are summed over ranks in buckets (--bucket-mb) by ring
+// all-reduces; every rank applies the same optimizer step; rank 0 alone writes the
+// checkpoints, the metrics and the output model.
 //
 //   tessera-finetune --model IN.tsr --train TRAIN.npz --val VAL.npz --epochs 10 --batch-size 32
 //       --lr 0.01 --optimizer sgd|adamw --loss ce|mse --out OUT.tsr [--replace-head CLASSES]
@@ -25,8 +30,13 @@
 #include <numeric>
 #include <random>
 
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
 #include "apps/finetune/npz.h"
 #include "tessera/tsr_file.h"
+#include "train/comm/comm.h"
+#include "train/data_parallel.h"
 #include "train/trainer.h"
 
 using namespace tessera;
@@ -94,13 +104,15 @@ struct ValResult {
   double loss = 0, accuracy = -1;
 };
 
-Result<ValResult> validate_all(train::Trainer& t, const Data& d, int64_t bs, bool ce) {
+// Validation over rows [v0, v1) of d: r.loss is the SUM of the per-row losses and
+// r.accuracy the number of correct rows (the caller divides, after summing over ranks).
+Result<ValResult> validate_rows(train::Trainer& t, const Data& d, int64_t bs, bool ce, int64_t v0, int64_t v1) {
   std::vector<int64_t> idx(d.n);
   std::iota(idx.begin(), idx.end(), 0);
   ValResult r;
   int64_t correct = 0;
-  for (int64_t b = 0; b < d.n; b += bs) {
-    const size_t e = static_cast<size_t>(std::min(d.n, b + bs));
+  for (int64_t b = v0; b < v1; b += bs) {
+    const size_t e = static_cast<size_t>(std::min(v1, b + bs));
     Tensor x = gather_rows(d.x, idx, b, e), y = gather_rows(d.y, idx, b, e);
     TSR_ASSIGN_OR_RETURN(auto ev, t.evaluate(x, y));
     r.loss += ev.loss * static_cast<double>(e - b);
@@ -113,9 +125,25 @@ Result<ValResult> validate_all(train::Trainer& t, const Data& d, int64_t bs, boo
       }
     }
   }
-  r.loss /= static_cast<double>(d.n);
-  if (ce) r.accuracy = static_cast<double>(correct) / static_cast<double>(d.n);
+  r.accuracy = static_cast<double>(correct);
   return r;
+}
+
+uint64_t hash_bytes(const void* p, size_t n) { return XXH3_64bits(p, n); }
+
+Result<uint64_t> hash_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return invalid_argument("cannot read '" + path + "'");
+  XXH3_state_t* st = XXH3_createState();
+  XXH3_64bits_reset(st);
+  std::vector<char> buf(1 << 20);
+  while (f) {
+    f.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+    XXH3_64bits_update(st, buf.data(), static_cast<size_t>(f.gcount()));
+  }
+  const uint64_t h = XXH3_64bits_digest(st);
+  XXH3_freeState(st);
+  return h;
 }
 
 std::string json_num(double v) {
@@ -135,6 +163,8 @@ int main(int argc, char** argv) {
   double lr = 0.01, momentum = 0, wd = 0, smoothing = 0, clip = 0;
   bool nesterov = false, cosine = false, quiet = false, bn_eval = false;
   uint64_t seed = 0;
+  std::string parallel;
+  double bucket_mb = 25, comm_timeout = 60;
   app.add_option("--model", model_path, "input model (.tsr)");
   app.add_option("--resume", resume_path, "resume from this checkpoint (.tsr written by tessera-finetune) instead of --model");
   app.add_option("--train", train_path, "training data (.npz with x and y)")->required();
@@ -161,12 +191,69 @@ int main(int argc, char** argv) {
   app.add_option("--max-steps", max_steps, "stop after this many steps in total");
   app.add_flag("--bn-eval", bn_eval, "keep BatchNormalization in inference mode (running statistics fixed)");
   app.add_flag("--quiet", quiet, "no progress bar");
+  app.add_option("--parallel", parallel, "dp=N: data parallel over N ranks (run under mpirun -np N)");
+  app.add_option("--bucket-mb", bucket_mb, "data parallel: gradient bucket size in MiB")->check(CLI::PositiveNumber);
+  app.add_option("--comm-timeout", comm_timeout, "data parallel: seconds a collective waits for its peers before failing")
+      ->check(CLI::PositiveNumber);
   CLI11_PARSE(app, argc, argv);
 
-  auto fail = [](const std::string& m) {
-    std::cerr << "tessera-finetune: error: " << m << "\n";
+  // ---- data parallel: the world communicator (gradients) and a second one for control
+  // traffic (hashes, losses, validation sums), so the first one's CommStats count the
+  // gradient bytes alone.
+  int dp = 1;
+  if (!parallel.empty()) {
+    const std::string key = "dp=";
+    char* end = nullptr;
+    const long v = parallel.rfind(key, 0) == 0 ? std::strtol(parallel.c_str() + key.size(), &end, 10) : 0;
+    if (v < 1 || !end || *end != '\0') {
+      std::cerr << "tessera-finetune: error: --parallel '" << parallel
+                << "': expected dp=N with N >= 1 (tensor and pipeline parallelism are not implemented yet)\n";
+      return 2;
+    }
+    dp = static_cast<int>(v);
+  }
+  std::unique_ptr<train::Communicator> world, ctrl;
+  std::unique_ptr<train::GradientBuckets> buckets;
+  int rank = 0;
+  std::string who;  // "[rank r] " in messages of a data-parallel run
+  auto fail = [&](const std::string& m) {
+    std::cerr << "tessera-finetune: error: " << who << m << "\n";
     return 1;
   };
+  // A failure on one rank while the others may be waiting in a collective: end them all.
+  auto fatal = [&](const std::string& m) {
+    fail(m);
+    if (world && world->size() > 1) train::mpi_abort(1);
+    return 1;
+  };
+  if (dp > 1 || !parallel.empty()) {
+    train::CommOptions co;
+    co.timeout_s = comm_timeout;
+    auto w = train::mpi_world(co);
+    if (!w.is_ok()) return fail("--parallel " + parallel + ": " + w.status().message());
+    world = std::move(*w);
+    rank = world->rank();
+    who = "[rank " + std::to_string(rank) + "] ";
+    if (world->size() != dp)
+      return fail("--parallel dp=" + std::to_string(dp) + " but the job has " + std::to_string(world->size()) +
+                  " ranks (launch with mpirun -np " + std::to_string(dp) + ")");
+    auto c = world->split(0, rank);
+    if (!c.is_ok()) return fatal("communicator split: " + c.status().message());
+    ctrl = std::move(*c);
+  }
+  const bool root = rank == 0;
+  struct Finalize {  // communicators first, then MPI
+    std::unique_ptr<train::Communicator>*w, *c;
+    std::unique_ptr<train::GradientBuckets>* b;
+    ~Finalize() {
+      if (!*w) return;
+      b->reset();
+      c->reset();
+      w->reset();
+      train::mpi_finalize();
+    }
+  } finalize{&world, &ctrl, &buckets};
+  if (!root) quiet = true;
   if (model_path.empty() == resume_path.empty()) return fail("give exactly one of --model and --resume");
   if (metrics_path.empty()) metrics_path = out_path + ".metrics.jsonl";
   if (ckpt_path.empty())
@@ -193,14 +280,50 @@ int main(int argc, char** argv) {
   cfg.seed = seed;
   cfg.clip_norm = clip;
   cfg.batchnorm_train = !bn_eval;
+  // Every rank must have loaded the same model, data and flags: their hashes, all-gathered.
+  if (world && dp > 1) {
+    auto mh = hash_file(in_path);
+    if (!mh.is_ok()) return fatal(mh.status().message());
+    std::string flags;
+    for (int i = 1; i < argc; ++i) flags += std::string(argv[i]) + '\0';
+    uint64_t mine[4] = {*mh, hash_bytes(flags.data(), flags.size()),
+                        hash_bytes(train_data->x.data(), train_data->x.nbytes()) ^ (hash_bytes(train_data->y.data(), train_data->y.nbytes()) * 3),
+                        hash_bytes(val_data->x.data(), val_data->x.nbytes()) ^ (hash_bytes(val_data->y.data(), val_data->y.nbytes()) * 3)};
+    std::vector<uint64_t> all(4 * static_cast<size_t>(dp));
+    Status s = ctrl->all_gather(mine, all.data(), 4, DType::kInt64);
+    if (!s.is_ok()) return fatal("checking that all ranks loaded the same model: " + s.message());
+    const char* what[4] = {resume_path.empty() ? "the model (--model)" : "the checkpoint (--resume)", "the command-line flags",
+                           "the training data (--train)", "the validation data (--val)"};
+    std::string diff;
+    for (int r = 1; r < dp; ++r)
+      for (int k = 0; k < 4; ++k)
+        if (all[4 * r + k] != all[k]) diff += std::string(diff.empty() ? "" : "; ") + "rank " + std::to_string(r) + " has other " + what[k];
+    if (!diff.empty())  // every rank sees the same table: all stop cleanly
+      return fail("data parallel ranks disagree with rank 0: " + diff + " (every rank must load the same files with the same flags)");
+  }
   auto trainer_r = train::Trainer::create(**model, cfg);
   if (!trainer_r.is_ok()) return fail(trainer_r.status().message());
   train::Trainer& t = **trainer_r;
-  for (const std::string& n : t.notes()) std::cerr << "tessera-finetune: " << n << "\n";
+  if (dp > 1 && t.batchnorm_training())
+    return fail("--parallel dp=" + std::to_string(dp) +
+                ": the model has BatchNormalization in training mode, whose batch statistics would be per rank (no "
+                "synchronized BatchNormalization yet); give --bn-eval");
+  if (root) for (const std::string& n : t.notes()) std::cerr << "tessera-finetune: " << n << "\n";
   size_t nparams = 0;
   for (const auto& p : t.params()) nparams += static_cast<size_t>(p.value.numel());
-  std::cerr << "tessera-finetune: " << t.params().size() << " parameter tensors (" << nparams << " values) trained, "
-            << t.frozen().size() << " frozen; " << train_data->n << " training and " << val_data->n << " validation samples\n";
+  if (root)
+    std::cerr << "tessera-finetune: " << t.params().size() << " parameter tensors (" << nparams << " values) trained, "
+              << t.frozen().size() << " frozen; " << train_data->n << " training and " << val_data->n << " validation samples\n";
+  if (world) {
+    std::vector<Shape> shapes;
+    for (const auto& p : t.params()) shapes.push_back(p.value.shape());
+    auto b = train::GradientBuckets::create(*world, shapes, static_cast<int64_t>(bucket_mb * 1024 * 1024));
+    if (!b.is_ok()) return fail("--bucket-mb: " + b.status().message());
+    buckets = std::move(*b);
+    if (root)
+      std::cerr << "tessera-finetune: data parallel over " << dp << " ranks: global batch " << batch << ", " << buckets->buckets()
+                << " gradient bucket(s) of at most " << bucket_mb << " MiB, " << buckets->gradient_bytes() << " gradient bytes\n";
+  }
 
   for (const Data* d : {&*train_data, &*val_data}) {
     Shape xs = d->x.shape();
@@ -211,33 +334,101 @@ int main(int argc, char** argv) {
   const int64_t spe = (train_data->n + batch - 1) / batch;
   int64_t total = spe * epochs;
   if (max_steps >= 0) total = std::min(total, max_steps);
-  std::ofstream metrics(metrics_path, t.step() > 0 ? std::ios::app : std::ios::trunc);
-  if (!metrics) return fail("--metrics: cannot write '" + metrics_path + "'");
+  std::ofstream metrics;
+  if (root) {
+    metrics.open(metrics_path, t.step() > 0 ? std::ios::app : std::ios::trunc);
+    if (!metrics) return fatal("--metrics: cannot write '" + metrics_path + "'");
+  }
   const bool tty = !quiet && isatty(2);
   auto t0 = std::chrono::steady_clock::now();
   int64_t samples = 0;
   std::vector<int64_t> order;
   int64_t order_epoch = -1;
   auto checkpoint = [&]() -> bool {
+    if (!root) return true;
     Status s = t.save(ckpt_path);
-    if (!s.is_ok()) { fail("--checkpoint: " + s.message()); return false; }
+    if (!s.is_ok()) { fatal("--checkpoint: " + s.message()); return false; }
     return true;
   };
+  // Validation: each rank evaluates its contiguous slice of the validation rows; the sums
+  // of losses and of correct rows are summed over ranks.
+  auto validate = [&]() -> Result<ValResult> {
+    auto [v0, v1] = train::split_rows(val_data->n, dp, rank);
+    TSR_ASSIGN_OR_RETURN(ValResult v, validate_rows(t, *val_data, batch, ce, v0, v1));
+    if (ctrl && dp > 1) {
+      double sums[2] = {v.loss, v.accuracy};
+      TSR_RETURN_IF_ERROR(ctrl->all_reduce(sums, sums, 2, DType::kFloat64, train::ReduceOp::kSum));
+      v.loss = sums[0];
+      v.accuracy = sums[1];
+    }
+    v.loss /= static_cast<double>(val_data->n);
+    v.accuracy = ce ? v.accuracy / static_cast<double>(val_data->n) : -1;
+    return v;
+  };
+  uint64_t comm_sent_total = 0;
+  int64_t dp_steps = 0;
   while (t.step() < total) {
     const int64_t step = t.step(), epoch = step / spe, b = step % spe;
     if (epoch != order_epoch) { order = epoch_order(train_data->n, seed, epoch); order_epoch = epoch; }
     const size_t b0 = static_cast<size_t>(b * batch), b1 = static_cast<size_t>(std::min(train_data->n, (b + 1) * batch));
-    Tensor x = gather_rows(train_data->x, order, b0, b1), y = gather_rows(train_data->y, order, b0, b1);
     const double cur_lr = train::lr_at(lr, step, total, warmup, cosine);
     auto s0 = std::chrono::steady_clock::now();
-    auto l = t.train_step(x, y, cur_lr);
-    if (!l.is_ok()) return fail(l.status().message());
+    Result<double> l = 0.0;
+    std::string comm_json;
+    if (!world) {
+      Tensor x = gather_rows(train_data->x, order, b0, b1), y = gather_rows(train_data->y, order, b0, b1);
+      l = t.train_step(x, y, cur_lr);
+      if (!l.is_ok()) return fail(l.status().message());
+    } else {
+      // This rank's contiguous slice [b0 + r0, b0 + r1) of the global batch [b0, b1).
+      const int64_t rows = static_cast<int64_t>(b1 - b0);
+      auto [r0, r1] = train::split_rows(rows, dp, rank);
+      std::vector<Tensor> grads;
+      double local_loss = 0;
+      if (r1 > r0) {
+        Tensor x = gather_rows(train_data->x, order, b0 + r0, b0 + r1), y = gather_rows(train_data->y, order, b0 + r0, b0 + r1);
+        auto ll = t.compute_gradients(x, y, &grads, static_cast<uint64_t>(rank));
+        if (!ll.is_ok()) return fatal(ll.status().message());
+        local_loss = *ll;
+      } else {  // fewer rows than ranks: this rank contributes zeros
+        for (const auto& p : t.params()) grads.push_back(Tensor::allocate(DType::kFloat32, p.value.shape()).value());
+      }
+      // The loss is a mean over rows: weight this rank's mean by its share of the rows.
+      const double weight = static_cast<double>(r1 - r0) / static_cast<double>(rows);
+      const uint64_t before = world->stats().all_reduce;
+      Status s = buckets->all_reduce(grads, weight);
+      if (!s.is_ok()) return fatal("gradient all-reduce at step " + std::to_string(step) + ": " + s.message());
+      const uint64_t sent = world->stats().all_reduce - before;
+      comm_sent_total += sent;
+      ++dp_steps;
+      // Control traffic (own communicator): the global loss and every rank's byte counts.
+      double gl = local_loss * weight;
+      s = ctrl->all_reduce(&gl, &gl, 1, DType::kFloat64, train::ReduceOp::kSum);
+      int64_t mine[2] = {static_cast<int64_t>(sent), static_cast<int64_t>(buckets->ring_bytes_exact())};
+      std::vector<int64_t> all(2 * static_cast<size_t>(dp));
+      if (s.is_ok()) s = ctrl->all_gather(mine, all.data(), 2, DType::kInt64);
+      if (!s.is_ok()) return fatal("step " + std::to_string(step) + ": " + s.message());
+      s = t.apply_gradients(grads, cur_lr);
+      if (!s.is_ok()) return fatal(s.message());
+      l = gl;
+      std::string m = "[", e = "[";
+      for (int r = 0; r < dp; ++r) {
+        m += (r ? "," : "") + std::to_string(all[2 * r]);
+        e += (r ? "," : "") + std::to_string(all[2 * r + 1]);
+      }
+      comm_json = ",\"world_size\":" + std::to_string(dp) + ",\"comm_bytes\":" + std::to_string(sent) + ",\"comm_bytes_per_rank\":" + m +
+                  "],\"comm_bytes_ring_per_rank\":" + e + "],\"comm_bytes_theory\":" + json_num(buckets->ring_bytes_formula()) +
+                  ",\"gradient_bytes\":" + std::to_string(buckets->gradient_bytes()) + ",\"buckets\":" + std::to_string(buckets->buckets());
+    }
     const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - s0).count();
     samples += static_cast<int64_t>(b1 - b0);
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    metrics << "{\"step\":" << t.step() << ",\"epoch\":" << epoch << ",\"loss\":" << json_num(*l) << ",\"lr\":" << json_num(cur_lr)
-            << ",\"batch\":" << (b1 - b0) << ",\"step_s\":" << json_num(dt) << ",\"samples_per_s\":" << json_num(samples / std::max(elapsed, 1e-9)) << "}\n";
-    metrics.flush();
+    if (root) {
+      metrics << "{\"step\":" << t.step() << ",\"epoch\":" << epoch << ",\"loss\":" << json_num(*l) << ",\"lr\":" << json_num(cur_lr)
+              << ",\"batch\":" << (b1 - b0) << ",\"step_s\":" << json_num(dt) << ",\"samples_per_s\":" << json_num(samples / std::max(elapsed, 1e-9))
+              << comm_json << "}\n";
+      metrics.flush();
+    }
     if (!quiet) {
       const int width = 30, done = static_cast<int>(width * (b + 1) / spe);
       char line[256];
@@ -249,20 +440,49 @@ int main(int argc, char** argv) {
     }
     if (ckpt_every > 0 && t.step() % ckpt_every == 0 && !checkpoint()) return 1;
     if (t.step() % spe == 0 || t.step() == total) {
-      auto v = validate_all(t, *val_data, batch, ce);
-      if (!v.is_ok()) return fail(v.status().message());
-      metrics << "{\"epoch\":" << epoch << ",\"step\":" << t.step() << ",\"val_loss\":" << json_num(v->loss)
-              << ",\"val_accuracy\":" << json_num(v->accuracy) << "}\n";
-      metrics.flush();
+      auto v = validate();
+      if (!v.is_ok()) return fatal(v.status().message());
+      if (root) {
+        metrics << "{\"epoch\":" << epoch << ",\"step\":" << t.step() << ",\"val_loss\":" << json_num(v->loss)
+                << ",\"val_accuracy\":" << json_num(v->accuracy) << "}\n";
+        metrics.flush();
+      }
       if (tty) std::cerr << "\n";
       if (!quiet) std::cerr << "  val loss " << v->loss << (ce ? ", val accuracy " + std::to_string(v->accuracy) : "") << "\n";
       if (!checkpoint()) return 1;
     }
   }
-  auto v = validate_all(t, *val_data, batch, ce);
-  if (!v.is_ok()) return fail(v.status().message());
+  auto v = validate();
+  if (!v.is_ok()) return fatal(v.status().message());
+  if (world && dp > 1) {
+    // Every rank's weights must be the same: the hash of its parameters, all-gathered.
+    uint64_t h = 0;
+    for (const auto& p : t.params()) h = h * 1000003ULL ^ hash_bytes(p.value.data(), p.value.nbytes());
+    std::vector<uint64_t> all(static_cast<size_t>(dp));
+    Status s = ctrl->all_gather(&h, all.data(), 1, DType::kInt64);
+    if (!s.is_ok()) return fatal("final weight check: " + s.message());
+    for (int r = 1; r < dp; ++r)
+      if (all[r] != all[0]) return fatal("rank " + std::to_string(r) + " ended with other weights than rank 0 (a bug: please report)");
+  }
+  if (world && dp_steps > 0 && root)
+    std::printf("data parallel: %d ranks, %lld steps; gradient bytes %llu per step; rank 0 sent %llu bytes per step "
+                "(ring exact %llu, theory 2(N-1)/N * gradient bytes = %.1f)\n",
+                dp, static_cast<long long>(dp_steps), static_cast<unsigned long long>(buckets->gradient_bytes()),
+                static_cast<unsigned long long>(comm_sent_total / dp_steps), static_cast<unsigned long long>(buckets->ring_bytes_exact()),
+                buckets->ring_bytes_formula());
+  if (!root) {
+    if (ctrl) {
+      Status s = ctrl->barrier();  // rank 0 writes the output
+      if (!s.is_ok()) return fail(s.message());
+    }
+    return 0;
+  }
   Status s = t.save(out_path);
-  if (!s.is_ok()) return fail("--out: " + s.message());
+  if (!s.is_ok()) return fatal("--out: " + s.message());
+  if (ctrl && dp > 1) {
+    Status b = ctrl->barrier();
+    if (!b.is_ok()) return fail(b.message());
+  }
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::printf("final: val_loss %.6f", v->loss);
   if (ce) std::printf(" val_accuracy %.4f", v->accuracy);

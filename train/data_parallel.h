@@ -1,0 +1,81 @@
+// Data parallelism (issue 9, first slice): every rank holds the whole model, computes the
+// gradients of its slice of the global batch, and the gradients are summed over ranks by
+// ring all-reduces of gradient buckets (PyTorch DDP's design: Li et al., "PyTorch
+// Distributed: Experiences on Accelerating Data Parallel Training", VLDB 2020: buckets of
+// 25 MiB filled in reverse parameter order, since backward produces the last layers'
+// gradients first). Every rank then applies the same optimizer step to the same summed
+// gradients, so the weights stay identical on every rank.
+//
+// Equivalence with single-process training on the global batch of B rows: the loss is a
+// mean over rows, so rank r's gradient g_r (the mean over its b_r rows) is weighted by
+// b_r / B before the sum: sum_r (b_r / B) g_r = (1 / B) sum over all rows = the
+// single-process gradient (up to float rounding of the different summation order).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "tessera/status.h"
+#include "tessera/tensor.h"
+#include "train/comm/comm.h"
+#include "train/optim.h"
+
+namespace tessera::train {
+
+/// Rows [first, second) of a batch of `rows` rows that rank `rank` of `parts` takes:
+/// contiguous slices in rank order, the first rows % parts ranks one row more (the same
+/// split as the communicators' ring chunks). A rank may get no rows (rows < parts).
+std::pair<int64_t, int64_t> split_rows(int64_t rows, int parts, int rank);
+
+/// Bytes rank `rank` sends in a ring all-reduce (reduce-scatter then all-gather) of `count`
+/// elements of `elem_bytes` bytes over `parts` ranks, chunked as split_rows chunks:
+/// 2 * total - chunk_rank - chunk_(rank+1) (reduce-scatter sends every chunk but its own,
+/// all-gather every chunk but its right neighbour's), = 2 (N - 1) / N * total when N
+/// divides count (Patarasuk & Yuan 2009). 0 for one rank.
+uint64_t ring_all_reduce_bytes(int64_t count, size_t elem_bytes, int parts, int rank);
+
+/// Sums float32 gradients over the ranks of a communicator in buckets.
+class GradientBuckets {
+ public:
+  /// Lays out buckets for `shapes` (one per parameter, float32): parameters are taken in
+  /// reverse order and a bucket is closed before it would exceed `bucket_bytes` (a
+  /// parameter larger than that gets a bucket of its own; parameters are not split).
+  /// Errors: kInvalidArgument for bucket_bytes < 4.
+  static Result<std::unique_ptr<GradientBuckets>> create(Communicator& comm, const std::vector<Shape>& shapes,
+                                                         int64_t bucket_bytes);
+
+  /// grads[i] (float32, shapes as given to create) = sum over ranks of weight_rank *
+  /// grads_rank[i]. Each bucket is packed (scaled by `weight`) and its all_reduce_async is
+  /// started as soon as it is packed, so later buckets are packed while earlier ones are
+  /// on the wire; all are waited for before returning. Errors: kInvalidArgument on a
+  /// count/shape/dtype mismatch (naming the gradient index); the communicator's errors
+  /// (kUnavailable naming a dead or hung rank, after CommOptions::timeout_s).
+  Status all_reduce(std::vector<Tensor>& grads, double weight);
+
+  /// Number of buckets; elements (float32) of bucket b.
+  size_t buckets() const { return buckets_.size(); }
+  int64_t bucket_elements(size_t b) const { return buckets_[b].elements; }
+  /// Bytes of all gradients (4 per element).
+  uint64_t gradient_bytes() const { return 4 * static_cast<uint64_t>(total_elements_); }
+  /// Bytes this rank sends per all_reduce() by the ring algorithm (sum over buckets of
+  /// ring_all_reduce_bytes), and the formula 2 (N - 1) / N * gradient_bytes() (equal when
+  /// the world size divides every bucket's element count).
+  uint64_t ring_bytes_exact() const;
+  double ring_bytes_formula() const;
+
+ private:
+  struct Bucket {
+    std::vector<size_t> params;  // indices into the gradient list, reverse parameter order
+    int64_t elements = 0;
+    std::vector<float> buf;
+  };
+  GradientBuckets(Communicator& comm) : comm_(comm) {}
+  Communicator& comm_;
+  std::vector<Shape> shapes_;
+  std::vector<Bucket> buckets_;
+  int64_t total_elements_ = 0;
+};
+
+}  // namespace tessera::train
