@@ -297,7 +297,7 @@ int main(int argc, char** argv) {
     std::string diff;
     for (int r = 1; r < dp; ++r)
       for (int k = 0; k < 4; ++k)
-        if (all[4 * r + k] != all[k]) diff += std::string(diff.empty() ? "" : "; ") + "rank " + std::to_string(r) + " has other " + what[k];
+        if (all[4 * r + k] != all[k]) diff += std::string(diff.empty() ? "" : "; ") + "rank " + std::to_string(r) + " differs in " + what[k];
     if (!diff.empty())  // every rank sees the same table: all stop cleanly
       return fail("data parallel ranks disagree with rank 0: " + diff + " (every rank must load the same files with the same flags)");
   }

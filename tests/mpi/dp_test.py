@@ -17,6 +17,9 @@
   --case kill --np N: rank 1 killed (SIGKILL) after step 2 of a long run: every other rank
       and mpirun must exit non-zero within --comm-timeout + slack; --case hang: rank 1
       stopped (SIGSTOP): the others must fail naming rank 1.
+  --case bad_input: --parallel dp=3 under -np 2, --parallel tp=2, another model on rank 1,
+      another --lr on rank 1, --bucket-mb 0: each exits non-zero (within 60 s) with a
+      message naming the culprit.
 Prints a table row for the README. Exit 77 (skip) without onnx.
 """
 import argparse
@@ -248,13 +251,54 @@ def case_fault(args, mode):
     return 0
 
 
+def case_bad_input(args):
+    work = args.work_dir
+    prepare(args, 4)
+    # A second model: the same graph with other weights.
+    model, _ = build_model(np.random.default_rng(8), classes=4)
+    onnx.save(model, os.path.join(work, "m2.onnx"))
+    run([args.tessera, "convert", os.path.join(work, "m2.onnx"), "-o", os.path.join(work, "m2.tsr")])
+
+    def ft(model="m.tsr", extra=()):
+        return [args.finetune, "--model", os.path.join(work, model), "--train", os.path.join(work, "train.npz"),
+                "--val", os.path.join(work, "val.npz"), "--epochs", "1", "--batch-size", "10", "--quiet",
+                "--out", os.path.join(work, "o.tsr"), "--comm-timeout", "10"] + list(extra)
+
+    mp = [args.mpirun, "--allow-run-as-root", "--oversubscribe"]
+    cases = [
+        ("world size", mp + ["-np", "2"] + ft(extra=["--parallel", "dp=3"]), "--parallel dp=3 but the job has 2 ranks"),
+        ("tp", ft(extra=["--parallel", "tp=2"]), "--parallel 'tp=2': expected dp=N"),
+        ("model", mp + ["-np", "1"] + ft(extra=["--parallel", "dp=2"]) + [":", "-np", "1"] +
+         ft("m2.tsr", ["--parallel", "dp=2"]), "rank 1 differs in the model (--model)"),
+        ("flags", mp + ["-np", "1"] + ft(extra=["--parallel", "dp=2"]) + [":", "-np", "1"] +
+         ft(extra=["--parallel", "dp=2", "--lr", "0.5"]), "rank 1 differs in the command-line flags"),
+        ("bucket", mp + ["-np", "2"] + ft(extra=["--parallel", "dp=2", "--bucket-mb", "0"]), "--bucket-mb"),
+    ]
+    fail = []
+    for name, cmd, want in cases:
+        t0 = time.time()
+        r = run(cmd, check=False, timeout=60)
+        text = r.stdout + r.stderr
+        print(f"[{name}] exit {r.returncode} after {time.time() - t0:.1f} s: "
+              f"{[l for l in text.splitlines() if 'error' in l.lower()][:2]}")
+        if r.returncode == 0:
+            fail.append(f"{name}: exit 0")
+        if want not in text:
+            fail.append(f"{name}: no message with '{want}':\n{text[-1500:]}")
+    if fail:
+        print("FAIL:\n  " + "\n  ".join(fail))
+        return 1
+    print("ok")
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--tessera", required=True)
     ap.add_argument("--finetune", required=True)
     ap.add_argument("--mpirun", required=True)
     ap.add_argument("--work-dir", required=True)
-    ap.add_argument("--case", required=True, choices=["equiv", "kill", "hang"])
+    ap.add_argument("--case", required=True, choices=["equiv", "kill", "hang", "bad_input"])
     ap.add_argument("--np", type=int, default=2)
     ap.add_argument("--optimizer", default="sgd")
     ap.add_argument("--bucket-mb", type=float, default=0)
@@ -262,6 +306,8 @@ def main():
     args = ap.parse_args()
     if args.case == "equiv":
         return case_equiv(args)
+    if args.case == "bad_input":
+        return case_bad_input(args)
     return case_fault(args, args.case)
 
 
