@@ -203,8 +203,10 @@ def case_fault(args, mode):
                                    "--train", os.path.join(work, "train.npz"), "--val", os.path.join(work, "val.npz"),
                                    "--epochs", "100000", "--batch-size", "10", "--quiet", "--out", out,
                                    "--parallel", f"dp={args.np}", "--comm-timeout", str(timeout)]
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     metrics = out + ".metrics.jsonl"
+    if os.path.exists(metrics):  # a previous run's: the wait below must see this run's steps
+        os.remove(metrics)
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     deadline = time.time() + 60
     while time.time() < deadline and p.poll() is None:
         if os.path.exists(metrics) and sum(1 for _ in open(metrics)) >= 2:
