@@ -78,4 +78,58 @@ class GradientBuckets {
   int64_t total_elements_ = 0;
 };
 
+/// ZeRO stage 1 (Rajbhandari et al., "ZeRO: Memory Optimizations Toward Training Trillion
+/// Parameter Models", SC 2020): the optimizer state is sharded over the ranks. The
+/// parameters, in the trainer's order, are seen as one flat float32 vector of P elements,
+/// padded to N * C (C = ceil(P / N)); rank r owns elements [r C, (r + 1) C). Per step: the
+/// weighted local gradients are reduce-scattered (sum), so rank r holds the summed gradient
+/// of its shard; global-norm clipping sums the shards' squares over ranks; rank r applies
+/// the optimizer (optimizer_step, elementwise) to its shard with the shard's state only;
+/// the updated shards are all-gathered into every rank's parameters. Bytes each rank sends
+/// per step: (N - 1) C * 4 (reduce-scatter) + (N - 1) C * 4 (all-gather) = 2 (N - 1) / N *
+/// 4 N C, i.e. 2 (N - 1) / N * gradient bytes when N divides P. Data-parallel equivalence
+/// as for GradientBuckets.
+class ZeroStage1 {
+ public:
+  /// `comm` carries the gradients and parameters (its CommStats count them), `ctrl` the
+  /// clipping norm and the state gathered for checkpoints. params: the trainer's
+  /// parameters (the same on every rank); optimizer state they carry (a resumed
+  /// checkpoint) is sliced into this rank's shard. Errors: kInvalidArgument for a
+  /// non-float32 parameter.
+  static Result<std::unique_ptr<ZeroStage1>> create(Communicator& comm, Communicator& ctrl, const std::vector<Param>& params,
+                                                    const OptimizerConfig& opt);
+
+  /// One step. grads: this rank's float32 gradients (shapes of params, the mean over its
+  /// rows), each multiplied by `weight` (its share of the global batch) before the sum;
+  /// clip_norm > 0 clips the summed gradient to that global L2 norm (as
+  /// clip_grad_global_norm); `step`: completed steps before this one. Updates
+  /// params[i].value in place on every rank (the same values everywhere). Errors: shape
+  /// or count mismatch (kInvalidArgument), the communicators' (kUnavailable).
+  Status step(const std::vector<Tensor>& grads, double weight, std::vector<Param>& params, double lr, int64_t step,
+              double clip_norm);
+
+  /// Gathers the sharded optimizer state into every rank's params[i].state (full shapes),
+  /// so a checkpoint written from them resumes at any world size. Collective: every rank
+  /// calls it at the same point. Errors: the communicator's.
+  Status gather_state(std::vector<Param>& params);
+
+  /// Elements per shard (C) and the bytes every rank sends per step(): 2 (N - 1) C * 4.
+  int64_t shard_elements() const { return chunk_; }
+  uint64_t ring_bytes_exact() const { return 2ULL * static_cast<uint64_t>(comm_.size() - 1) * static_cast<uint64_t>(chunk_) * 4; }
+
+ private:
+  struct Piece {  // the part of parameter `param` in this rank's shard
+    size_t param;
+    int64_t offset, length, shard_offset;  // elements
+  };
+  ZeroStage1(Communicator& comm, Communicator& ctrl) : comm_(comm), ctrl_(ctrl) {}
+  Communicator &comm_, &ctrl_;
+  OptimizerConfig opt_;
+  std::vector<int64_t> param_offset_;  // flat offset of each parameter
+  int64_t total_ = 0, chunk_ = 0;
+  std::vector<Piece> pieces_;
+  std::vector<Param> shard_;           // one 1-D Param per piece: value and optimizer state
+  std::vector<float> flat_, mine_;     // N * C and C elements
+};
+
 }  // namespace tessera::train

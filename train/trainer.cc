@@ -304,6 +304,12 @@ Status Trainer::apply_gradients(std::vector<Tensor>& grads, double lr) {
   return Status::ok();
 }
 
+Status Trainer::apply_external_step(const std::function<Status(std::vector<Param>&, int64_t)>& update) {
+  TSR_RETURN_IF_ERROR(update(params_, step_));
+  ++step_;
+  return Status::ok();
+}
+
 Status Trainer::check_input(const Shape& x) const {
   SessionOptions so;
   so.threads = 1;

@@ -8,6 +8,7 @@
 //   (*t)->save("ckpt.tsr");                                   // weights + optimizer state + step
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -73,6 +74,11 @@ class Trainer {
   /// compute_gradients returns them. Errors: kInvalidArgument on a count, shape or dtype
   /// mismatch, naming the parameter.
   Status apply_gradients(std::vector<Tensor>& grads, double lr);
+  /// For an optimizer that runs outside the trainer (ZeRO: sharded optimizer state):
+  /// calls update(params, step) with the parameters (values updated in place; the state
+  /// tensors there are what snapshot()/save() write) and the count of completed steps,
+  /// and advances the step count when it succeeds. Errors: update's.
+  Status apply_external_step(const std::function<Status(std::vector<Param>&, int64_t)>& update);
 
   /// Checks the forward graph for a model input of shape `x` with the runtime's own op
   /// schemas (the Session planner's attribute checks and shape inference), so a malformed
@@ -95,6 +101,9 @@ class Trainer {
 
   int64_t step() const { return step_; }
   const std::vector<Param>& params() const { return params_; }
+  /// The parameters for a caller that changes them outside a step (ZeRO gathering its
+  /// sharded optimizer state into Param::state before a checkpoint).
+  std::vector<Param>& mutable_params() { return params_; }
   const std::vector<std::string>& frozen() const { return frozen_; }
   /// True when BatchNormalization trains with batch statistics (its running statistics are
   /// updated by each step).

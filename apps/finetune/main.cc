@@ -165,6 +165,7 @@ int main(int argc, char** argv) {
   uint64_t seed = 0;
   std::string parallel;
   double bucket_mb = 25, comm_timeout = 60;
+  int zero = 0;
   app.add_option("--model", model_path, "input model (.tsr)");
   app.add_option("--resume", resume_path, "resume from this checkpoint (.tsr written by tessera-finetune) instead of --model");
   app.add_option("--train", train_path, "training data (.npz with x and y)")->required();
@@ -193,6 +194,7 @@ int main(int argc, char** argv) {
   app.add_flag("--quiet", quiet, "no progress bar");
   app.add_option("--parallel", parallel, "dp=N: data parallel over N ranks (run under mpirun -np N)");
   app.add_option("--bucket-mb", bucket_mb, "data parallel: gradient bucket size in MiB")->check(CLI::PositiveNumber);
+  app.add_option("--zero", zero, "data parallel: ZeRO stage (0: none; 1: optimizer state sharded)")->check(CLI::Range(0, 3));
   app.add_option("--comm-timeout", comm_timeout, "data parallel: seconds a collective waits for its peers before failing")
       ->check(CLI::PositiveNumber);
   CLI11_PARSE(app, argc, argv);
@@ -214,6 +216,7 @@ int main(int argc, char** argv) {
   }
   std::unique_ptr<train::Communicator> world, ctrl;
   std::unique_ptr<train::GradientBuckets> buckets;
+  std::unique_ptr<train::ZeroStage1> zero1;
   int rank = 0;
   std::string who;  // "[rank r] " in messages of a data-parallel run
   auto fail = [&](const std::string& m) {
@@ -226,6 +229,14 @@ int main(int argc, char** argv) {
     if (world && world->size() > 1) train::mpi_abort(1);
     return 1;
   };
+  if (zero >= 2) {
+    std::cerr << "tessera-finetune: error: --zero " << zero << ": ZeRO stages 2 and 3 are not implemented yet (give 0 or 1)\n";
+    return 2;
+  }
+  if (zero == 1 && parallel.empty()) {
+    std::cerr << "tessera-finetune: error: --zero 1 shards the optimizer state over data-parallel ranks: give --parallel dp=N\n";
+    return 2;
+  }
   if (dp > 1 || !parallel.empty()) {
     train::CommOptions co;
     co.timeout_s = comm_timeout;
@@ -245,14 +256,16 @@ int main(int argc, char** argv) {
   struct Finalize {  // communicators first, then MPI
     std::unique_ptr<train::Communicator>*w, *c;
     std::unique_ptr<train::GradientBuckets>* b;
+    std::unique_ptr<train::ZeroStage1>* z;
     ~Finalize() {
       if (!*w) return;
       b->reset();
+      z->reset();
       c->reset();
       w->reset();
       train::mpi_finalize();
     }
-  } finalize{&world, &ctrl, &buckets};
+  } finalize{&world, &ctrl, &buckets, &zero1};
   if (!root) quiet = true;
   if (model_path.empty() == resume_path.empty()) return fail("give exactly one of --model and --resume");
   if (metrics_path.empty()) metrics_path = out_path + ".metrics.jsonl";
@@ -320,7 +333,15 @@ int main(int argc, char** argv) {
     auto b = train::GradientBuckets::create(*world, shapes, static_cast<int64_t>(bucket_mb * 1024 * 1024));
     if (!b.is_ok()) return fail("--bucket-mb: " + b.status().message());
     buckets = std::move(*b);
-    if (root)
+    if (zero == 1) {
+      auto z = train::ZeroStage1::create(*world, *ctrl, t.params(), cfg.optimizer);
+      if (!z.is_ok()) return fail("--zero 1: " + z.status().message());
+      zero1 = std::move(*z);
+      if (root)
+        std::cerr << "tessera-finetune: ZeRO stage 1: optimizer state sharded, " << zero1->shard_elements()
+                  << " parameter elements per rank\n";
+    }
+    if (root && !zero1)
       std::cerr << "tessera-finetune: data parallel over " << dp << " ranks: global batch " << batch << ", " << buckets->buckets()
                 << " gradient bucket(s) of at most " << bucket_mb << " MiB, " << buckets->gradient_bytes() << " gradient bytes\n";
   }
@@ -344,7 +365,15 @@ int main(int argc, char** argv) {
   int64_t samples = 0;
   std::vector<int64_t> order;
   int64_t order_epoch = -1;
+  // ZeRO: every rank gathers the sharded optimizer state before rank 0 writes it.
+  auto gather_state = [&]() -> bool {
+    if (!zero1) return true;
+    Status s = zero1->gather_state(t.mutable_params());
+    if (!s.is_ok()) { fatal("gathering the ZeRO optimizer state: " + s.message()); return false; }
+    return true;
+  };
   auto checkpoint = [&]() -> bool {
+    if (!gather_state()) return false;
     if (!root) return true;
     Status s = t.save(ckpt_path);
     if (!s.is_ok()) { fatal("--checkpoint: " + s.message()); return false; }
@@ -395,21 +424,27 @@ int main(int argc, char** argv) {
       }
       // The loss is a mean over rows: weight this rank's mean by its share of the rows.
       const double weight = static_cast<double>(r1 - r0) / static_cast<double>(rows);
-      const uint64_t before = world->stats().all_reduce;
-      Status s = buckets->all_reduce(grads, weight);
-      if (!s.is_ok()) return fatal("gradient all-reduce at step " + std::to_string(step) + ": " + s.message());
-      const uint64_t sent = world->stats().all_reduce - before;
+      const uint64_t before = world->stats().total();
+      Status s = zero1 ? t.apply_external_step([&](std::vector<train::Param>& ps, int64_t st) {
+                           return zero1->step(grads, weight, ps, cur_lr, st, clip);
+                         })
+                       : buckets->all_reduce(grads, weight);
+      if (!s.is_ok()) return fatal((zero1 ? "ZeRO step " : "gradient all-reduce at step ") + std::to_string(step) + ": " + s.message());
+      const uint64_t sent = world->stats().total() - before;
+      const uint64_t ring = zero1 ? zero1->ring_bytes_exact() : buckets->ring_bytes_exact();
       comm_sent_total += sent;
       ++dp_steps;
       // Control traffic (own communicator): the global loss and every rank's byte counts.
       double gl = local_loss * weight;
       s = ctrl->all_reduce(&gl, &gl, 1, DType::kFloat64, train::ReduceOp::kSum);
-      int64_t mine[2] = {static_cast<int64_t>(sent), static_cast<int64_t>(buckets->ring_bytes_exact())};
+      int64_t mine[2] = {static_cast<int64_t>(sent), static_cast<int64_t>(ring)};
       std::vector<int64_t> all(2 * static_cast<size_t>(dp));
       if (s.is_ok()) s = ctrl->all_gather(mine, all.data(), 2, DType::kInt64);
       if (!s.is_ok()) return fatal("step " + std::to_string(step) + ": " + s.message());
-      s = t.apply_gradients(grads, cur_lr);
-      if (!s.is_ok()) return fatal(s.message());
+      if (!zero1) {
+        s = t.apply_gradients(grads, cur_lr);
+        if (!s.is_ok()) return fatal(s.message());
+      }
       l = gl;
       std::string m = "[", e = "[";
       for (int r = 0; r < dp; ++r) {
@@ -418,7 +453,8 @@ int main(int argc, char** argv) {
       }
       comm_json = ",\"world_size\":" + std::to_string(dp) + ",\"comm_bytes\":" + std::to_string(sent) + ",\"comm_bytes_per_rank\":" + m +
                   "],\"comm_bytes_ring_per_rank\":" + e + "],\"comm_bytes_theory\":" + json_num(buckets->ring_bytes_formula()) +
-                  ",\"gradient_bytes\":" + std::to_string(buckets->gradient_bytes()) + ",\"buckets\":" + std::to_string(buckets->buckets());
+                  ",\"gradient_bytes\":" + std::to_string(buckets->gradient_bytes()) + ",\"buckets\":" + std::to_string(zero1 ? 1 : buckets->buckets()) +
+                  ",\"zero\":" + std::to_string(zero);
     }
     const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - s0).count();
     samples += static_cast<int64_t>(b1 - b0);
@@ -464,11 +500,12 @@ int main(int argc, char** argv) {
     for (int r = 1; r < dp; ++r)
       if (all[r] != all[0]) return fatal("rank " + std::to_string(r) + " ended with other weights than rank 0 (a bug: please report)");
   }
+  if (!gather_state()) return 1;
   if (world && dp_steps > 0 && root)
-    std::printf("data parallel: %d ranks, %lld steps; gradient bytes %llu per step; rank 0 sent %llu bytes per step "
+    std::printf("data parallel%s: %d ranks, %lld steps; gradient bytes %llu per step; rank 0 sent %llu bytes per step "
                 "(ring exact %llu, theory 2(N-1)/N * gradient bytes = %.1f)\n",
-                dp, static_cast<long long>(dp_steps), static_cast<unsigned long long>(buckets->gradient_bytes()),
-                static_cast<unsigned long long>(comm_sent_total / dp_steps), static_cast<unsigned long long>(buckets->ring_bytes_exact()),
+                zero1 ? " (ZeRO stage 1)" : "", dp, static_cast<long long>(dp_steps), static_cast<unsigned long long>(buckets->gradient_bytes()),
+                static_cast<unsigned long long>(comm_sent_total / dp_steps), static_cast<unsigned long long>(zero1 ? zero1->ring_bytes_exact() : buckets->ring_bytes_exact()),
                 buckets->ring_bytes_formula());
   if (!root) {
     if (ctrl) {
