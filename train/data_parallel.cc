@@ -37,47 +37,87 @@ Result<std::unique_ptr<GradientBuckets>> GradientBuckets::create(Communicator& c
     g->buckets_.back().elements += n;
     g->total_elements_ += n;
   }
-  for (Bucket& b : g->buckets_) b.buf.resize(static_cast<size_t>(b.elements));
+  g->bucket_of_.resize(shapes.size());
+  g->offset_of_.resize(shapes.size());
+  for (size_t b = 0; b < g->buckets_.size(); ++b) {
+    Bucket& bk = g->buckets_[b];
+    bk.buf.resize(static_cast<size_t>(bk.elements));
+    int64_t off = 0;
+    for (size_t k : bk.params) {
+      g->bucket_of_[k] = b;
+      g->offset_of_[k] = off;
+      int64_t n = 1;
+      for (int64_t d : shapes[k]) n *= d;
+      off += n;
+    }
+  }
+  g->added_.assign(shapes.size(), false);
   return g;
 }
 
 Status GradientBuckets::all_reduce(std::vector<Tensor>& grads, double weight) {
-  if (grads.size() != shapes_.size())
-    return invalid_argument("gradient all-reduce: " + std::to_string(grads.size()) + " gradients, expected " +
-                            std::to_string(shapes_.size()));
-  for (size_t i = 0; i < grads.size(); ++i)
-    if (grads[i].dtype() != DType::kFloat32 || grads[i].shape() != shapes_[i])
-      return invalid_argument("gradient all-reduce: gradient " + std::to_string(i) + " is " + grads[i].describe() +
+  begin(weight);
+  Status s = finish(grads);
+  started_early_ = 0;
+  return s;
+}
+
+void GradientBuckets::begin(double weight) {
+  weight_ = static_cast<float>(weight);
+  std::fill(added_.begin(), added_.end(), false);
+  for (Bucket& b : buckets_) b.filled = 0;
+  pending_.clear();
+  next_ = 0;
+  started_early_ = 0;
+  error_ = Status::ok();
+}
+
+void GradientBuckets::add(size_t i, const Tensor& grad) {
+  if (!error_.is_ok() || i >= shapes_.size() || added_[i]) return;
+  if (grad.dtype() != DType::kFloat32 || grad.shape() != shapes_[i]) {
+    error_ = invalid_argument("gradient all-reduce: gradient " + std::to_string(i) + " is " + grad.describe() +
                               ", expected float32 " + shape_to_string(shapes_[i]));
-  const float w = static_cast<float>(weight);
-  std::vector<std::unique_ptr<CommRequest>> pending;
-  Status first_error = Status::ok();
-  for (Bucket& b : buckets_) {
-    float* dst = b.buf.data();
-    for (size_t k : b.params) {
-      const float* src = grads[k].data_as<float>();
-      const int64_t n = grads[k].numel();
-      for (int64_t i = 0; i < n; ++i) dst[i] = src[i] * w;
-      dst += n;
-    }
+    return;
+  }
+  Bucket& b = buckets_[bucket_of_[i]];
+  float* dst = b.buf.data() + offset_of_[i];
+  const float* src = grad.data_as<float>();
+  for (int64_t k = 0; k < grad.numel(); ++k) dst[k] = src[k] * weight_;
+  added_[i] = true;
+  ++b.filled;
+  const size_t before = next_;
+  start_ready();
+  started_early_ += next_ - before;
+}
+
+void GradientBuckets::start_ready() {
+  while (error_.is_ok() && next_ < buckets_.size() && buckets_[next_].filled == buckets_[next_].params.size()) {
+    Bucket& b = buckets_[next_];
     auto r = comm_.all_reduce_async(b.buf.data(), b.buf.data(), b.elements, DType::kFloat32, ReduceOp::kSum);
-    if (!r.is_ok()) { first_error = r.status(); break; }
-    pending.push_back(std::move(*r));
+    if (!r.is_ok()) { error_ = r.status(); return; }
+    pending_.push_back(std::move(*r));
+    ++next_;
   }
+}
+
+Status GradientBuckets::finish(std::vector<Tensor>& grads) {
+  if (grads.size() != shapes_.size() && error_.is_ok())
+    error_ = invalid_argument("gradient all-reduce: " + std::to_string(grads.size()) + " gradients, expected " +
+                              std::to_string(shapes_.size()));
+  const size_t early = started_early_;
+  for (size_t i = 0; i < grads.size() && error_.is_ok(); ++i) add(i, grads[i]);
+  started_early_ = early;
   // Wait for every started operation (their buffers must outlive them), even after an error.
-  for (auto& r : pending) {
+  Status first = error_;
+  for (auto& r : pending_) {
     Status s = r->wait();
-    if (first_error.is_ok() && !s.is_ok()) first_error = s;
+    if (first.is_ok() && !s.is_ok()) first = s;
   }
-  TSR_RETURN_IF_ERROR(first_error);
-  for (Bucket& b : buckets_) {
-    const float* src = b.buf.data();
-    for (size_t k : b.params) {
-      const int64_t n = grads[k].numel();
-      std::memcpy(grads[k].data_as<float>(), src, static_cast<size_t>(n) * 4);
-      src += n;
-    }
-  }
+  pending_.clear();
+  TSR_RETURN_IF_ERROR(first);
+  if (next_ != buckets_.size()) return internal_error("gradient all-reduce: not every bucket started");
+  for (size_t i = 0; i < grads.size(); ++i)
+    std::memcpy(grads[i].data_as<float>(), buckets_[bucket_of_[i]].buf.data() + offset_of_[i], static_cast<size_t>(grads[i].numel()) * 4);
   return Status::ok();
 }
 

@@ -54,6 +54,20 @@ class GradientBuckets {
   /// (kUnavailable naming a dead or hung rank, after CommOptions::timeout_s).
   Status all_reduce(std::vector<Tensor>& grads, double weight);
 
+  /// The same in three parts, so that buckets go on the wire while the backward pass goes
+  /// on: begin(weight) before the pass; add(i, grad_i) as the pass makes gradient i (it
+  /// is copied, scaled, into its bucket; a bucket whose gradients are all in, and whose
+  /// predecessors have started, starts its all_reduce_async at once: buckets start in
+  /// bucket order on every rank, as the communicator requires); finish(grads) after the
+  /// pass: adds the gradients add() did not get, starts the remaining buckets, waits for
+  /// all and writes the sums into grads. Errors: as all_reduce (add() reports the first
+  /// one through finish()).
+  void begin(double weight);
+  void add(size_t i, const Tensor& grad);
+  Status finish(std::vector<Tensor>& grads);
+  /// Buckets started by add() (during the backward pass) in the last begin()..finish().
+  size_t started_early() const { return started_early_; }
+
   /// Number of buckets; elements (float32) of bucket b.
   size_t buckets() const { return buckets_.size(); }
   int64_t bucket_elements(size_t b) const { return buckets_[b].elements; }
@@ -70,11 +84,20 @@ class GradientBuckets {
     std::vector<size_t> params;  // indices into the gradient list, reverse parameter order
     int64_t elements = 0;
     std::vector<float> buf;
+    size_t filled = 0;           // gradients copied in since begin()
   };
   GradientBuckets(Communicator& comm) : comm_(comm) {}
+  void start_ready();            // starts, in order, the complete buckets not started yet
   Communicator& comm_;
   std::vector<Shape> shapes_;
   std::vector<Bucket> buckets_;
+  std::vector<size_t> bucket_of_;   // per parameter: its bucket
+  std::vector<int64_t> offset_of_;  // per parameter: its first element in the bucket
+  std::vector<bool> added_;
+  std::vector<std::unique_ptr<CommRequest>> pending_;
+  size_t next_ = 0, started_early_ = 0;  // buckets started so far
+  float weight_ = 1;
+  Status error_ = Status::ok();
   int64_t total_elements_ = 0;
 };
 

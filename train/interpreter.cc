@@ -66,7 +66,8 @@ Result<std::unique_ptr<Interpreter>> Interpreter::create(std::shared_ptr<const G
   return it;
 }
 
-Result<std::vector<Tensor>> Interpreter::run(const std::vector<std::pair<std::string, Tensor>>& feeds, uint64_t seed) const {
+Result<std::vector<Tensor>> Interpreter::run(const std::vector<std::pair<std::string, Tensor>>& feeds, uint64_t seed,
+                                             const FetchCallback* on_fetch) const {
   const Graph& g = *graph_;
   std::vector<Tensor> vals(g.values.size());
   for (size_t i = 0; i < g.values.size(); ++i)
@@ -105,6 +106,9 @@ Result<std::vector<Tensor>> Interpreter::run(const std::vector<std::pair<std::st
       vals[o] = std::move(out[k]);
       produced[o] = true;
       live += vals[o].nbytes();
+      if (on_fetch)
+        for (size_t f = 0; f < fetch_ids_.size(); ++f)
+          if (fetch_ids_[f] == o) (*on_fetch)(f, vals[o]);
     }
     peak = std::max(peak, live);
     // Release what no later node reads.

@@ -11,6 +11,7 @@
 // backward pass reaches them.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -39,7 +40,14 @@ class Interpreter {
   /// feeds its current parameters this way); tensors are read in place. `seed` drives
   /// Dropout masks (the same seed gives the same masks). Returns the fetches in order.
   /// Errors: kInvalidArgument naming a missing graph input, or the failing node and why.
-  Result<std::vector<Tensor>> run(const std::vector<std::pair<std::string, Tensor>>& feeds, uint64_t seed = 0) const;
+  ///
+  /// `on_fetch`, when given, is called with (fetch index, value) as soon as the node that
+  /// makes a fetched value has run, while later nodes are still to run (data parallelism
+  /// starts a gradient bucket's all-reduce while the backward pass goes on); a fetch that
+  /// no node makes (a feed or an initializer) is not reported.
+  using FetchCallback = std::function<void(size_t, const Tensor&)>;
+  Result<std::vector<Tensor>> run(const std::vector<std::pair<std::string, Tensor>>& feeds, uint64_t seed = 0,
+                                  const FetchCallback* on_fetch = nullptr) const;
 
   /// Peak bytes of live node outputs during the last run() (activations, gradients).
   uint64_t last_peak_bytes() const { return peak_bytes_; }

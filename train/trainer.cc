@@ -272,13 +272,18 @@ Result<double> Trainer::train_step(const Tensor& x, const Tensor& target, double
 }
 
 Result<double> Trainer::compute_gradients(const Tensor& x, const Tensor& target, std::vector<Tensor>* grads,
-                                          uint64_t dropout_stream) {
+                                          uint64_t dropout_stream, const GradCallback* on_grad) {
   std::vector<std::pair<std::string, Tensor>> feeds = {{input_, x}, {target_, target}, {seed_, one_}};
   for (const Param& p : params_) feeds.push_back({p.name, p.value});
   for (const auto& [name, b] : buffers_) feeds.push_back({name, b});
   // Stream 0 keeps the single-process seeds (the step count) bit for bit.
   const uint64_t seed = static_cast<uint64_t>(step_) + dropout_stream * 0x9E3779B97F4A7C15ULL;
-  TSR_ASSIGN_OR_RETURN(std::vector<Tensor> out, train_->run(feeds, seed));
+  // Fetch 0 is the loss, fetches 1..P the gradients of params_ in order.
+  const size_t np = params_.size();
+  Interpreter::FetchCallback cb = [&](size_t f, const Tensor& t) {
+    if (f >= 1 && f <= np) (*on_grad)(f - 1, t);
+  };
+  TSR_ASSIGN_OR_RETURN(std::vector<Tensor> out, train_->run(feeds, seed, on_grad ? &cb : nullptr));
   const size_t nbn = bn_stats_.size();
   for (size_t k = 0; k < nbn; ++k) {
     TSR_ASSIGN_OR_RETURN(buffers_[k].second, out[out.size() - nbn + k].clone());

@@ -67,8 +67,12 @@ class Trainer {
   /// BatchNormalization's running statistics are updated from this batch. Returns the
   /// batch loss. Errors: those of train_step's forward and backward (a non-finite loss:
   /// kInvalidArgument).
+  /// `on_grad`, when given, is called with (parameter index, gradient) as soon as the
+  /// backward pass has made that gradient (before the pass ends); gradients it does not
+  /// report (none of a node's making) are only in *grads.
+  using GradCallback = std::function<void(size_t, const Tensor&)>;
   Result<double> compute_gradients(const Tensor& x, const Tensor& target, std::vector<Tensor>* grads,
-                                   uint64_t dropout_stream = 0);
+                                   uint64_t dropout_stream = 0, const GradCallback* on_grad = nullptr);
   /// The second half: clips `grads` (TrainerConfig::clip_norm, global L2 norm) and applies
   /// one optimizer step with learning rate `lr`; the step count advances by one. grads: as
   /// compute_gradients returns them. Errors: kInvalidArgument on a count, shape or dtype

@@ -414,21 +414,25 @@ int main(int argc, char** argv) {
       auto [r0, r1] = train::split_rows(rows, dp, rank);
       std::vector<Tensor> grads;
       double local_loss = 0;
+      // The loss is a mean over rows: weight this rank's mean by its share of the rows.
+      const double weight = static_cast<double>(r1 - r0) / static_cast<double>(rows);
+      const uint64_t before = world->stats().total();
+      // Data parallel without ZeRO: each bucket's all-reduce starts as soon as the backward
+      // pass has made its gradients.
+      if (!zero1) buckets->begin(weight);
+      train::Trainer::GradCallback on_grad = [&](size_t i, const Tensor& g) { buckets->add(i, g); };
       if (r1 > r0) {
         Tensor x = gather_rows(train_data->x, order, b0 + r0, b0 + r1), y = gather_rows(train_data->y, order, b0 + r0, b0 + r1);
-        auto ll = t.compute_gradients(x, y, &grads, static_cast<uint64_t>(rank));
+        auto ll = t.compute_gradients(x, y, &grads, static_cast<uint64_t>(rank), zero1 ? nullptr : &on_grad);
         if (!ll.is_ok()) return fatal(ll.status().message());
         local_loss = *ll;
       } else {  // fewer rows than ranks: this rank contributes zeros
         for (const auto& p : t.params()) grads.push_back(Tensor::allocate(DType::kFloat32, p.value.shape()).value());
       }
-      // The loss is a mean over rows: weight this rank's mean by its share of the rows.
-      const double weight = static_cast<double>(r1 - r0) / static_cast<double>(rows);
-      const uint64_t before = world->stats().total();
       Status s = zero1 ? t.apply_external_step([&](std::vector<train::Param>& ps, int64_t st) {
                            return zero1->step(grads, weight, ps, cur_lr, st, clip);
                          })
-                       : buckets->all_reduce(grads, weight);
+                       : buckets->finish(grads);
       if (!s.is_ok()) return fatal((zero1 ? "ZeRO step " : "gradient all-reduce at step ") + std::to_string(step) + ": " + s.message());
       const uint64_t sent = world->stats().total() - before;
       const uint64_t ring = zero1 ? zero1->ring_bytes_exact() : buckets->ring_bytes_exact();
@@ -454,6 +458,7 @@ int main(int argc, char** argv) {
       comm_json = ",\"world_size\":" + std::to_string(dp) + ",\"comm_bytes\":" + std::to_string(sent) + ",\"comm_bytes_per_rank\":" + m +
                   "],\"comm_bytes_ring_per_rank\":" + e + "],\"comm_bytes_theory\":" + json_num(buckets->ring_bytes_formula()) +
                   ",\"gradient_bytes\":" + std::to_string(buckets->gradient_bytes()) + ",\"buckets\":" + std::to_string(zero1 ? 1 : buckets->buckets()) +
+                  ",\"buckets_started_in_backward\":" + std::to_string(zero1 ? 0 : buckets->started_early()) +
                   ",\"zero\":" + std::to_string(zero);
     }
     const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - s0).count();

@@ -13,7 +13,8 @@
           the ring volume computed here: one bucket (the default size): 2G - c_r - c_(r+1)
           with c the ring chunks of G/4 elements, = 2(N-1)/N * G when N divides G/4; small
           buckets (--bucket-mb): the sum over buckets reported by the run, the buckets'
-          elements adding up to G/4; --zero 1 (optimizer state sharded): a reduce-scatter
+          elements adding up to G/4; every bucket started during the backward pass
+          (as soon as its gradients were made); --zero 1 (optimizer state sharded): a reduce-scatter
           and an all-gather of ceil(P/N) elements per rank, 2 (N-1) ceil(P/N) * 4 bytes;
         - both final models (with their optimizer state; the data-parallel one gathered
           from the shards under ZeRO) resumed in ONE process for 2 more steps end within
@@ -161,6 +162,9 @@ def case_equiv(args):
             fail.append(f"{len(m['comm_bytes_per_rank'])} ranks reported, expected {n}")
         if m["comm_bytes_per_rank"] != m["comm_bytes_ring_per_rank"]:
             fail.append(f"step {m['step']}: measured bytes {m['comm_bytes_per_rank']} != ring volume {m['comm_bytes_ring_per_rank']}")
+        if not args.zero and m.get("buckets_started_in_backward") != m["buckets"]:
+            fail.append(f"step {m['step']}: {m.get('buckets_started_in_backward')} of {m['buckets']} buckets started "
+                        "during the backward pass (every gradient of this model comes from a backward node)")
         if args.zero:
             p_ = grad_bytes // 4
             want = [8 * (n - 1) * (-(-p_ // n))] * n
