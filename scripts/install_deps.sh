@@ -23,6 +23,9 @@ PACKAGES=(
   flatbuffers-compiler libflatbuffers-dev
   libonnx-dev libprotobuf-dev protobuf-compiler
   libcli11-dev libgtest-dev libxxhash-dev
+  # The Vulkan backend: headers, the shader compiler (build time) and Mesa's drivers, whose
+  # CPU driver lavapipe ("llvmpipe") runs the Vulkan tests on machines without a GPU.
+  libvulkan-dev glslc mesa-vulkan-drivers
 )
 # shellcheck source=scripts/apt_ensure.sh
 source "$ROOT/scripts/apt_ensure.sh"
