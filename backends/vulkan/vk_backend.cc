@@ -2,6 +2,8 @@
 // the op table (vk_ops_*.cc). A node whose dtypes, attributes or shapes no Vulkan kernel
 // takes is declined and runs on the CPU, with copies inserted by the planner (plan.h).
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <unordered_map>
@@ -52,11 +54,21 @@ bool all_float32(const CompileContext& ctx) {
   return true;
 }
 
-VulkanBackend::VulkanBackend(Device* d) : d_(d) {}
+VulkanBackend::VulkanBackend(Device* d) : d_(d) {
+  const char* p = std::getenv("TESSERA_VULKAN_PROFILE");
+  profile_ = p && std::string(p) == "1";
+}
 
 VulkanBackend::~VulkanBackend() {
   Api& a = api();
   if (recording_) (void)flush();
+  if (profile_) {
+    std::fprintf(stderr, "vulkan profile (%s): shader, dispatches, ms\n", d_->name().c_str());
+    for (int i = 0; i < static_cast<int>(Shader::kCount); ++i)
+      if (shader_calls_[i])
+        std::fprintf(stderr, "  %-16s %8llu %10.3f\n", shader_name(static_cast<Shader>(i)),
+                     static_cast<unsigned long long>(shader_calls_[i]), shader_ms_[i]);
+  }
   if (fence_) a.vkDestroyFence(d_->device(), fence_, nullptr);
   if (pool_) a.vkDestroyCommandPool(d_->device(), pool_, nullptr);  // frees cb_
   d_->destroy(upload_);
@@ -122,6 +134,7 @@ Status VulkanBackend::dispatch(Shader s, const void* push, uint32_t push_bytes, 
                                std::initializer_list<Range> reads, std::initializer_list<Range> writes) {
   if (push_bytes > kPushBytes) return internal_error("Vulkan: push constants of " + std::string(shader_name(s)) + " too large");
   TSR_ASSIGN_OR_RETURN(VkPipeline pipe, d_->pipeline(s));
+  if (profile_) TSR_RETURN_IF_ERROR(flush());  // what was recorded before this dispatch runs untimed
   TSR_RETURN_IF_ERROR(begin_if_needed());
   // A barrier only when this dispatch reads what an earlier one wrote, or writes what an
   // earlier one read or wrote, since the last barrier (RAW, WAR, WAW).
@@ -135,6 +148,13 @@ Status VulkanBackend::dispatch(Shader s, const void* push, uint32_t push_bytes, 
   a.vkCmdBindPipeline(cb_, VK_PIPELINE_BIND_POINT_COMPUTE, pipe);
   a.vkCmdPushConstants(cb_, d_->layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes, push);
   a.vkCmdDispatch(cb_, groups[0], groups[1], groups[2]);
+  if (profile_) {
+    const auto t0 = std::chrono::steady_clock::now();
+    TSR_RETURN_IF_ERROR(flush());
+    const int i = static_cast<int>(s);
+    shader_ms_[i] += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    ++shader_calls_[i];
+  }
   return Status::ok();
 }
 

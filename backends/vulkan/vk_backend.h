@@ -144,6 +144,12 @@ class VulkanBackend final : public Backend {
   Device::HostBuffer upload_, download_;
   uint64_t upload_used_ = 0;
   std::vector<Range> written_, read_;  // since the last barrier
+  // TESSERA_VULKAN_PROFILE=1: each dispatch is submitted and waited for alone, its time
+  // added per shader, and the table printed to stderr when the backend is destroyed (a
+  // diagnostic: it serializes the device).
+  bool profile_ = false;
+  double shader_ms_[static_cast<int>(Shader::kCount)] = {};
+  uint64_t shader_calls_[static_cast<int>(Shader::kCount)] = {};
   // supports() compiles the node and keeps the kernel for the compile() that follows.
   mutable std::unique_ptr<Kernel> pending_;
   mutable const Node* pending_node_ = nullptr;

@@ -40,19 +40,22 @@ struct MatMulPush {
   int32_t has_c;
 };
 
-Result<std::unique_ptr<Kernel>> gemm_kernel(VulkanBackend* b, const MatMulPush& p, uint32_t batch) {
+/// A matmul.comp kernel over `batch` batches; A, B and C are the node's inputs ia, ib, ic
+/// (Gemm and MatMul: 0, 1, 2; a 1x1 Conv: W, X, bias = 1, 0, 2).
+Result<std::unique_ptr<Kernel>> gemm_kernel(VulkanBackend* b, const MatMulPush& p, uint32_t batch, int ia = 0, int ib = 1,
+                                            int ic = 2) {
   if (p.M == 0 || p.N == 0 || batch == 0) return make_fn_kernel([](const KernelContext&) { return Status::ok(); });
   if (ceil_div(p.N, 64) > 65535 || ceil_div(p.M, 64) > 65535 || batch > 65535) return decline();
   TSR_RETURN_IF_ERROR(b->device()->pipeline(Shader::kMatMul).status());
-  return make_fn_kernel([b, p, batch](const KernelContext& k) -> Status {
+  return make_fn_kernel([b, p, batch, ia, ib, ic](const KernelContext& k) -> Status {
     MatMulPush q = p;
-    q.a = addr(k.input(0));
-    q.b = addr(k.input(1));
-    q.c = q.has_c ? addr(k.input(2)) : q.a;
+    q.a = addr(k.input(ia));
+    q.b = addr(k.input(ib));
+    q.c = q.has_c ? addr(k.input(ic)) : q.a;
     q.y = addr(k.output(0));
     const uint32_t g[3] = {ceil_div(q.N, 64), ceil_div(q.M, 64), batch};
-    const Range c = q.has_c ? range_of(k.input(2)) : Range{};
-    return b->dispatch(Shader::kMatMul, &q, sizeof(q), g, {range_of(k.input(0)), range_of(k.input(1)), c},
+    const Range c = q.has_c ? range_of(k.input(ic)) : Range{};
+    return b->dispatch(Shader::kMatMul, &q, sizeof(q), g, {range_of(k.input(ia)), range_of(k.input(ib)), c},
                        {range_of(k.output(0))});
   });
 }
@@ -188,6 +191,18 @@ Result<std::unique_ptr<Kernel>> make_conv(VulkanBackend* b, const CompileContext
   p.n = u32(numel(ys));
   if (ys[0] != xs[0] || ys[1] != ws[0] || p.OH * p.OW * ys[0] * ys[1] != numel(ys)) return decline();
   const int64_t batch_groups = xs[0] * group;
+  // A 1x1 convolution with stride 1 and no padding is a matrix product per image:
+  // Y[n] [M, HW] = W [M, C] X[n] [C, HW] (+ bias per row): matmul.comp.
+  if (group == 1 && p.KH == 1 && p.KW == 1 && p.sh == 1 && p.sw == 1 && p.ph == 0 && p.pw == 0 && p.OH == p.H &&
+      p.OW == p.W && xs[0] <= 65535) {
+    MatMulPush m{};
+    m.M = p.Mg, m.N = p.H * p.W, m.K = p.C, m.nb1 = 1;
+    m.as0 = 0, m.bs0 = p.C * p.H * p.W;
+    m.ars = p.C, m.acs = 1, m.brs = p.H * p.W, m.bcs = 1;
+    m.alpha = 1.f, m.beta = 1.f;
+    m.has_c = p.has_bias, m.crs = 1, m.ccs = 0;
+    return gemm_kernel(b, m, u32(xs[0]), 1, 0, 2);
+  }
   // Few output channels per group (depthwise): one output per invocation; else the tiled
   // implicit GEMM (its 64-row tiles would be mostly empty otherwise).
   const bool direct = p.Mg < 16 || batch_groups > 65535 || ceil_div(int64_t{p.OH} * p.OW, 64) > 65535;

@@ -21,6 +21,11 @@ layout(push_constant) uniform P {
 
 shared float As[16][65];
 shared float Bs[16][64];
+// Per k of the current K step: the offset of tap (ic, kh, kw) in the image, ic*H*W +
+// kh*dh*W + kw*dw, and its (kh*dh, kw*dw) for the bounds check; -1: past K.
+shared int koff[16];
+shared int kdh[16];
+shared int kdw[16];
 
 void main() {
   uint Cg = p.C / p.group;
@@ -36,22 +41,38 @@ void main() {
   for (int i = 0; i < 4; ++i)
     for (int j = 0; j < 4; ++j) acc[i][j] = 0.0;
   uint khw = p.KH * p.KW;
+  // The output position this invocation gathers for is fixed: column qq = tid % 64 of the
+  // tile, rows kb = tid / 64 + 4r (r < 4) of the K step.
+  uint qq = tid % 64u;
+  uint gq = q0 + qq;
+  bool q_in = gq < Q;
+  uint oh = q_in ? gq / p.OW : 0u, ow = q_in ? gq % p.OW : 0u;
+  int ih0 = int(oh * p.sh) - int(p.ph), iw0 = int(ow * p.sw) - int(p.pw);
+  uint kk_a = tid % 16u, mm_a = tid / 16u;  // A: rows mm_a + 16r, column kk_a
   for (uint k0 = 0u; k0 < Kdim; k0 += 16u) {
-    for (uint e = tid; e < 1024u; e += 256u) {
-      uint kk = e % 16u, mm = e / 16u;
-      uint gm = m0 + mm, gk = k0 + kk;
-      As[kk][mm] = (gm < p.Mg && gk < Kdim) ? p.w.v[wbase + gm * Kdim + gk] : 0.0;
-      uint qq = e % 64u, kb = e / 64u;
-      uint gq = q0 + qq, gk2 = k0 + kb;
-      float v = 0.0;
-      if (gq < Q && gk2 < Kdim) {
-        uint ic = gk2 / khw, r = gk2 % khw;
+    if (tid < 16u) {
+      uint gk = k0 + tid;
+      if (gk < Kdim) {
+        uint ic = gk / khw, r = gk % khw;
         uint kh = r / p.KW, kw = r % p.KW;
-        uint oh = gq / p.OW, ow = gq % p.OW;
-        int ih = int(oh * p.sh + kh * p.dh) - int(p.ph);
-        int iw = int(ow * p.sw + kw * p.dw) - int(p.pw);
+        kdh[tid] = int(kh * p.dh);
+        kdw[tid] = int(kw * p.dw);
+        koff[tid] = int(ic * p.H * p.W + kh * p.dh * p.W + kw * p.dw);
+      } else {
+        koff[tid] = -1;
+      }
+    }
+    barrier();
+    for (uint r = 0u; r < 4u; ++r) {
+      uint gm = m0 + mm_a + 16u * r, gk = k0 + kk_a;
+      As[kk_a][mm_a + 16u * r] = (gm < p.Mg && gk < Kdim) ? p.w.v[wbase + gm * Kdim + gk] : 0.0;
+      uint kb = tid / 64u + 4u * r;
+      float v = 0.0;
+      int off = koff[kb];
+      if (q_in && off >= 0) {
+        int ih = ih0 + kdh[kb], iw = iw0 + kdw[kb];
         if (ih >= 0 && ih < int(p.H) && iw >= 0 && iw < int(p.W))
-          v = p.x.v[xbase + (ic * p.H + uint(ih)) * p.W + uint(iw)];
+          v = p.x.v[xbase + uint(off + ih0 * int(p.W) + iw0)];
       }
       Bs[kb][qq] = v;
     }
