@@ -162,7 +162,10 @@ Status VulkanBackend::dispatch_1d(Shader s, const void* push, uint32_t push_byte
                                   std::initializer_list<Range> reads, std::initializer_list<Range> writes) {
   if (n == 0) return Status::ok();
   if (n >= (uint64_t{1} << 31)) return invalid_argument("Vulkan: " + std::to_string(n) + " elements are too many for one dispatch");
-  const uint64_t groups = (n + 255) / 256;
+  // At most kMaxGroups1d groups: the shaders loop over the items (grid-stride), which costs
+  // nothing on a GPU with that many groups in flight and saves lavapipe its per-group cost.
+  constexpr uint64_t kMaxGroups1d = 2048;
+  const uint64_t groups = std::min<uint64_t>((n + 255) / 256, kMaxGroups1d);
   const uint64_t gx = std::min<uint64_t>(groups, 65535);
   const uint32_t g[3] = {static_cast<uint32_t>(gx), static_cast<uint32_t>((groups + gx - 1) / gx), 1};
   return dispatch(s, push, push_bytes, g, reads, writes);

@@ -128,7 +128,8 @@ class VulkanBackend final : public Backend {
   Status dispatch(Shader s, const void* push, uint32_t push_bytes, const uint32_t groups[3],
                   std::initializer_list<Range> reads, std::initializer_list<Range> writes);
   /// dispatch() for a one-dimensional shader of 256 invocations per group over `n` items
-  /// (groups spread over x and y). Errors: kInvalidArgument when n >= 2^31.
+  /// (at most 2048 groups; the shaders loop over the items). Errors: kInvalidArgument when
+  /// n >= 2^31.
   Status dispatch_1d(Shader s, const void* push, uint32_t push_bytes, uint64_t n, std::initializer_list<Range> reads,
                      std::initializer_list<Range> writes);
 

@@ -16,9 +16,14 @@ layout(push_constant) uniform P {
   float eps;
 } p;
 
+void item(uint i);
+
+// A grid-stride loop: the dispatch may have fewer invocations than items.
 void main() {
-  uint i = global_index();
-  if (i >= p.n) return;
+  for (uint i = global_index(); i < p.n; i += gl_NumWorkGroups.x * gl_NumWorkGroups.y * 256u) item(i);
+}
+
+void item(uint i) {
   uint c = (i / p.spatial) % p.C;
   float inv = 1.0 / sqrt(p.var.v[c] + p.eps);
   p.y.v[i] = (p.x.v[i] - p.mean.v[c]) * inv * p.scale.v[c] + p.bias.v[c];

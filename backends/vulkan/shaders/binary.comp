@@ -32,9 +32,14 @@ float pow_f(float x, float e) {
   return pow(x, e);
 }
 
+void item(uint i);
+
+// A grid-stride loop: the dispatch may have fewer invocations than items.
 void main() {
-  uint i = global_index();
-  if (i >= p.n) return;
+  for (uint i = global_index(); i < p.n; i += gl_NumWorkGroups.x * gl_NumWorkGroups.y * 256u) item(i);
+}
+
+void item(uint i) {
   uint ia = 0u, ib = 0u, rest = i;
   for (int d = p.rank - 1; d >= 0; --d) {
     uint c = rest % p.dims[d];

@@ -20,9 +20,14 @@ layout(push_constant) uniform P {
   uint n;   // output elements
 } p;
 
+void item(uint i);
+
+// A grid-stride loop: the dispatch may have fewer invocations than items.
 void main() {
-  uint i = global_index();
-  if (i >= p.n) return;
+  for (uint i = global_index(); i < p.n; i += gl_NumWorkGroups.x * gl_NumWorkGroups.y * 256u) item(i);
+}
+
+void item(uint i) {
   uint ow = i % p.OW, t = i / p.OW;
   uint oh = t % p.OH; t /= p.OH;
   uint M = p.Mg * p.group;

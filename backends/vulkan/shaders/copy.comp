@@ -18,9 +18,14 @@ layout(push_constant) uniform P {
   uint so[6];
 } p;
 
+void item(uint i);
+
+// A grid-stride loop: the dispatch may have fewer invocations than items.
 void main() {
-  uint i = global_index();
-  if (i >= p.n) return;
+  for (uint i = global_index(); i < p.n; i += gl_NumWorkGroups.x * gl_NumWorkGroups.y * 256u) item(i);
+}
+
+void item(uint i) {
   int ix = int(p.xo);
   uint iy = p.yo, rest = i;
   for (int d = p.rank - 1; d >= 0; --d) {

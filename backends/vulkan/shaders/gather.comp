@@ -15,9 +15,14 @@ layout(push_constant) uniform P {
   int idx64;
 } p;
 
+void item(uint i);
+
+// A grid-stride loop: the dispatch may have fewer invocations than items.
 void main() {
-  uint i = global_index();
-  if (i >= p.n) return;
+  for (uint i = global_index(); i < p.n; i += gl_NumWorkGroups.x * gl_NumWorkGroups.y * 256u) item(i);
+}
+
+void item(uint i) {
   uint in_ = i % p.inner, t = i / p.inner;
   uint j = t % p.n_idx, o = t / p.n_idx;
   int k = p.idx.v[p.idx64 != 0 ? 2u * j : j];

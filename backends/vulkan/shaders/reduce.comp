@@ -14,9 +14,14 @@ layout(push_constant) uniform P {
   int op;
 } p;
 
+void item(uint i);
+
+// A grid-stride loop: the dispatch may have fewer invocations than items.
 void main() {
-  uint i = global_index();
-  if (i >= p.n) return;
+  for (uint i = global_index(); i < p.n; i += gl_NumWorkGroups.x * gl_NumWorkGroups.y * 256u) item(i);
+}
+
+void item(uint i) {
   uint o = i / p.inner, in_ = i % p.inner;
   uint base = o * p.len * p.inner + in_;
   if (p.op == 2) {

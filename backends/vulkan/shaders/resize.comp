@@ -41,9 +41,14 @@ uint nearest_of(float v, float scale, uint in_) {
   return uint(clamp(r, 0.0, float(in_ - 1u)));
 }
 
+void item(uint i);
+
+// A grid-stride loop: the dispatch may have fewer invocations than items.
 void main() {
-  uint i = global_index();
-  if (i >= p.n) return;
+  for (uint i = global_index(); i < p.n; i += gl_NumWorkGroups.x * gl_NumWorkGroups.y * 256u) item(i);
+}
+
+void item(uint i) {
   uint ox = i % p.OW, t = i / p.OW;
   uint oy = t % p.OH, plane = t / p.OH;
   uint base = plane * p.H * p.W;

@@ -16,9 +16,14 @@ layout(push_constant) uniform P {
   float beta;
 } p;
 
+void item(uint i);
+
+// A grid-stride loop: the dispatch may have fewer invocations than items.
 void main() {
-  uint i = global_index();
-  if (i >= p.n) return;
+  for (uint i = global_index(); i < p.n; i += gl_NumWorkGroups.x * gl_NumWorkGroups.y * 256u) item(i);
+}
+
+void item(uint i) {
   float v = p.x.v[i];
   float r = v;
   switch (p.op) {
