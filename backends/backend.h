@@ -4,6 +4,7 @@
 // time (scratch_bytes) and handed in by the executor from the plan's arena.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -134,6 +135,13 @@ Result<std::unique_ptr<Kernel>> make_fn_kernel(F f, size_t scratch_bytes = 0) {
   return std::unique_ptr<Kernel>(new FnKernel<F>(std::move(f), scratch_bytes));
 }
 
+/// Device work a backend recorded once and replays (a CUDA graph), owned by the plan whose
+/// steps it holds; see Backend::run_recorded.
+class DeviceGraph {
+ public:
+  virtual ~DeviceGraph() = default;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -169,6 +177,15 @@ class Backend {
   /// Waits for all work submitted by this backend to finish; reports an asynchronous error
   /// of that work (a failed kernel) as a status.
   virtual Status synchronize() { return Status::ok(); }
+  /// Runs a segment of consecutive device steps of one plan (no copies, no host work
+  /// between them), which `record` enqueues one by one on this backend. The segment always
+  /// uses the same buffers, so a backend may record its work once into `slot` (empty at
+  /// first, kept by the plan) and replay it in later runs without calling `record`. The
+  /// default runs `record` every time. Errors: those of `record` or of the replay.
+  virtual Status run_recorded(std::unique_ptr<DeviceGraph>& slot, const std::function<Status()>& record) {
+    (void)slot;
+    return record();
+  }
 };
 
 /// The CPU backend: reference kernels for every op of op_list.def.

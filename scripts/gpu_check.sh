@@ -14,8 +14,8 @@
 #   bash scripts/gpu_check.sh                         build here first (needs Tessera's
 #                                                     build dependencies and CUDA), in build_gpu/
 # Env: PYTHON (default python3; needs numpy, onnx; torch for stage 5), CONFORMANCE_SECONDS
-# (default 80), BENCH_RUNS (default 15). Worst case with every stage at its timeout: 30 + 90
-# + 110 + 90 + 150 s = 7 min 50 s, plus the seconds of the probe.
+# (default 100), BENCH_RUNS (default 15). Worst case with every stage at its timeout: 30 + 90
+# + 130 + 60 + 120 s = 7 min 10 s, plus the seconds of the probe (on an H200: about 2 min in all).
 # Without a GPU every GPU stage reports "no CUDA device" and the script still ends cleanly.
 set -uo pipefail
 
@@ -50,7 +50,7 @@ stage() {
   local t0=$SECONDS
   export -f "$fn"
   export BIN TESSERA PY WORK LOG_DIR MODELS_DIR INPUTS_DIR HAVE_GPU
-  timeout --kill-after=10 "$limit" bash -c "$fn"
+  timeout --kill-after=10 "$limit" bash -c "set -o pipefail; $fn"
   local rc=$?
   local what="ok"
   if [[ $rc -eq 124 || $rc -eq 137 ]]; then what="TIMED OUT after ${limit}s"
@@ -158,11 +158,24 @@ stage "CUDA unit tests" 90 unit_tests
 # ---- 3. conformance with --backend cuda ----
 conformance() {
   [[ $HAVE_GPU -eq 1 ]] || { echo "no CUDA device: the CUDA conformance run needs one"; return 77; }
-  "$PY" tests/conformance/run_node_tests.py --tessera "$TESSERA" --backend cuda --jobs "$(nproc)" \
-    --time-limit "${CONFORMANCE_SECONDS:-80}" --work-dir "$WORK/conformance" \
+  # The node tests packed by gpu_pack.sh, else those of this Python's onnx package.
+  local data=()
+  if [[ -f "$MODELS_DIR/node_tests.tar.xz" ]]; then
+    mkdir -p "$WORK/node_tests" && tar -C "$WORK/node_tests" -xJf "$MODELS_DIR/node_tests.tar.xz" &&
+      data=(--data-dir "$WORK/node_tests/node") && echo "node tests: $(ls "$WORK/node_tests/node" | wc -l) (packed)"
+  fi
+  # Only the tests of ops the CUDA backend has kernels for (the op table of backends/cuda/
+  # blas.cc, conv.cc, ops.cc): the others run wholly on the CPU, which CI's conformance run
+  # covers, and each test pays a CUDA start-up of about a second.
+  local ops="MatMul,Gemm,Conv,Reshape,Flatten,Squeeze,Unsqueeze,Identity,Dropout,Transpose,Slice,Expand,Concat,Split"
+  ops+=",Gather,Add,Sub,Mul,Div,Pow,PRelu,Relu,LeakyRelu,Elu,Selu,Sigmoid,HardSigmoid,HardSwish,Tanh,Softplus"
+  ops+=",Softsign,Gelu,Erf,Exp,Log,Sqrt,Reciprocal,Abs,Neg,Floor,Ceil,Sin,Cos,Mish,Clip,Softmax,LogSoftmax"
+  ops+=",LayerNormalization,ReduceSum,ReduceMean,GlobalAveragePool,BatchNormalization,MaxPool,AveragePool,Resize,Upsample"
+  "$PY" tests/conformance/run_node_tests.py --tessera "$TESSERA" --backend cuda --jobs "$(nproc)" "${data[@]}" --ops "$ops" \
+    --time-limit "${CONFORMANCE_SECONDS:-100}" --work-dir "$WORK/conformance" \
     --json-out "$LOG_DIR/conformance_cuda.json" --md-out "$LOG_DIR/conformance_cuda.md" | tail -n 8
 }
-stage "conformance (cuda)" $(( ${CONFORMANCE_SECONDS:-80} + 30 )) conformance
+stage "conformance (cuda)" $(( ${CONFORMANCE_SECONDS:-100} + 30 )) conformance
 
 # ---- 4. real models: CUDA vs CPU ----
 models() {
@@ -171,7 +184,7 @@ models() {
     ${INPUTS_DIR:+--inputs-dir "$INPUTS_DIR"} --work "$WORK/models" --timeout 40 | tee "$LOG_DIR/real_models_cuda.md"
   return "${PIPESTATUS[0]}"
 }
-stage "real models (cuda vs cpu)" 90 models
+stage "real models (cuda vs cpu)" 60 models
 
 # ---- 5. benchmark vs PyTorch ----
 bench() {
@@ -179,7 +192,7 @@ bench() {
   "$PY" bench/gpu_vs_torch.py --tessera "$TESSERA" --work "$WORK/bench" --runs "${BENCH_RUNS:-15}" --warmup 3 \
     --md-out "$LOG_DIR/bench_cuda_vs_torch.md"
 }
-stage "benchmark (ResNet-50, BERT; batch 1, 32) vs PyTorch" 150 bench
+stage "benchmark (ResNet-50, BERT; batch 1, 32) vs PyTorch" 120 bench
 
 say "summary ($((SECONDS - START)) s):"
 for s in "${SUMMARY[@]}"; do say "  $s"; done

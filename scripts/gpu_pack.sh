@@ -12,7 +12,8 @@
 #   lib/      libonnx.so.1 and libonnx_proto.so.1 (the converter's ONNX 1.12 library; the
 #             GPU machine's glibc/libstdc++ are newer, so a Debian 12 binary runs there).
 #             cuBLAS, cuDNN and the driver come from the GPU machine (gpu_check.sh finds them).
-#   models/   the four demo models (.onnx) and their real inputs (.npy, scripts/demo/prepare_inputs.py)
+#   models/   the four demo models (.onnx) and their real inputs (.npy, scripts/demo/prepare_inputs.py),
+#             node_tests.tar.xz: the ONNX node tests of this machine's onnx package
 #   MANIFEST  the commit, build flags and file sizes
 # Env: BUILD_DIR (default build_gpu_pack, relative to the repository root), TESSERA_JOBS
 # (default nproc), MODELS_DIR (where the four .onnx files are; default: searched),
@@ -78,6 +79,18 @@ if [[ -n "${PYTHON:-}" ]]; then
 else
   step "no Python with numpy, scikit-learn and Pillow: the real-model stage will use random inputs"
 fi
+
+# The ONNX node tests for the conformance stage (the GPU machine's onnx wheel may lack them):
+# those of the Python with onnx used above, as one .tar.xz (about 2 MiB).
+for p in ${PYTHON:-} "$ROOT/build/venv/bin/python" /work/build/venv/bin/python python3; do
+  node_dir="$("$p" -c 'import onnx, os; print(os.path.join(os.path.dirname(onnx.__file__), "backend/test/data/node"))' 2>/dev/null)" || continue
+  if [[ -d "$node_dir" ]]; then
+    tar -C "$(dirname "$node_dir")" -cJf "$OUT/models/node_tests.tar.xz" node
+    step "node tests: $(ls "$node_dir" | wc -l) from $node_dir"
+    break
+  fi
+done
+[[ -f "$OUT/models/node_tests.tar.xz" ]] || step "no ONNX node tests found: the conformance stage will use the GPU machine's onnx, if it has them"
 
 {
   echo "commit $(git -C "$ROOT" rev-parse HEAD)$(git -C "$ROOT" diff --quiet HEAD -- . ':!.devbuild' || echo ' (with uncommitted changes)')"

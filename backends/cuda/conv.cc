@@ -5,7 +5,8 @@
 // group count. Declined (the CPU runs them): other ranks, asymmetric pads (cuDNN pads both
 // sides alike), other dtypes. The algorithm is cuDNN's heuristic choice (v7 API) among those
 // that fit 512 MiB of workspace, which the plan gives as device scratch. TF32 is off
-// (CUDNN_FMA_MATH) unless TESSERA_CUDA_ALLOW_TF32=1.
+// (CUDNN_FMA_MATH) unless TESSERA_CUDA_ALLOW_TF32=1. The bias B and a tail the planner fused
+// (residual Add, activation; see Epilogue) are applied by one launch_epilogue_f32 pass.
 #include "backends/cuda/cuda_backend.h"
 #include "runtime/ops/spatial_attrs.h"
 
@@ -21,13 +22,12 @@ class ConvKernel final : public Kernel {
   ~ConvKernel() override {
     if (x_) lib().cudnnDestroyTensorDescriptor(x_);
     if (y_) lib().cudnnDestroyTensorDescriptor(y_);
-    if (b_) lib().cudnnDestroyTensorDescriptor(b_);
     if (w_) lib().cudnnDestroyFilterDescriptor(w_);
     if (conv_) lib().cudnnDestroyConvolutionDescriptor(conv_);
   }
   size_t scratch_bytes() const override { return workspace_; }
 
-  Status init(const CompileContext& ctx, const WindowGeometry& geo, int64_t group) {
+  Status init(const CompileContext& ctx, const WindowGeometry& geo, int64_t group, const CudaEpilogue& tail) {
     const Shape& xs = ctx.input(0).shape;
     const Shape& ws = ctx.input(1).shape;
     const Shape& ys = ctx.outputs[0].shape;
@@ -72,10 +72,11 @@ class ConvKernel final : public Kernel {
     TSR_RETURN_IF_ERROR(cudnn_check(lib().cudnnSetConvolutionMathType(conv_, math), "math type"));
     TSR_RETURN_IF_ERROR(cudnn_check(lib().cudnnGetConvolutionForwardWorkspaceSize(c_->cudnn, x_, w_, conv_, y_, algo_, &workspace_),
                                     "workspace size"));
+    ep_ = tail;
     if (ctx.has_input(2)) {
-      TSR_RETURN_IF_ERROR(cudnn_check(lib().cudnnCreateTensorDescriptor(&b_), "tensor descriptor"));
-      TSR_RETURN_IF_ERROR(cudnn_check(lib().cudnnSetTensor4dDescriptor(b_, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, i(ys[1]), 1, 1),
-                                      "B descriptor"));
+      ep_.chan_bias_input = 2;
+      ep_.chan_inner = ys[2] * ys[3];
+      ep_.chan_count = ys[1];
     }
     return Status::ok();
   }
@@ -86,22 +87,21 @@ class ConvKernel final : public Kernel {
     TSR_RETURN_IF_ERROR(cudnn_check(lib().cudnnConvolutionForward(c_->cudnn, &one, x_, k.input(0).data(), w_, k.input(1).data(),
                                                             conv_, algo_, k.scratch, workspace_, &zero, y_,
                                                             k.output(0).data()), "convolution forward"));
-    if (b_)
-      TSR_RETURN_IF_ERROR(cudnn_check(lib().cudnnAddTensor(c_->cudnn, &one, b_, k.input(2).data(), &one, y_, k.output(0).data()),
-                                      "bias"));
+    if (ep_.active()) TSR_RETURN_IF_ERROR(run_epilogue(*c_, ep_, k));
     return Status::ok();
   }
 
  private:
   const CudaContext* c_;
-  cudnnTensorDescriptor_t x_ = nullptr, y_ = nullptr, b_ = nullptr;
+  cudnnTensorDescriptor_t x_ = nullptr, y_ = nullptr;
   cudnnFilterDescriptor_t w_ = nullptr;
   cudnnConvolutionDescriptor_t conv_ = nullptr;
   cudnnConvolutionFwdAlgo_t algo_ = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
   size_t workspace_ = 0;
+  CudaEpilogue ep_;  // B and the fused tail
 };
 
-Result<std::unique_ptr<Kernel>> make_conv(const CudaContext& c, const CompileContext& ctx) {
+Result<std::unique_ptr<Kernel>> make_conv_with(const CudaContext& c, const CompileContext& ctx, const CudaEpilogue& tail) {
   if (!all_float32(ctx) || !ctx.has_input(0) || !ctx.has_input(1)) return decline();
   const Shape& xs = ctx.input(0).shape;
   const Shape& ws = ctx.input(1).shape;
@@ -119,11 +119,19 @@ Result<std::unique_ptr<Kernel>> make_conv(const CudaContext& c, const CompileCon
   if (ctx.has_input(2) && ctx.input(2).shape != Shape{ws[0]}) return decline();
   TSR_RETURN_IF_ERROR(ensure_cudnn(c));
   auto k = std::make_unique<ConvKernel>(&c);
-  TSR_RETURN_IF_ERROR(k->init(ctx, g, group));
+  TSR_RETURN_IF_ERROR(k->init(ctx, g, group, tail));
   return std::unique_ptr<Kernel>(std::move(k));
 }
 
+Result<std::unique_ptr<Kernel>> make_conv(const CudaContext& c, const CompileContext& ctx) {
+  return make_conv_with(c, ctx, CudaEpilogue{});
+}
+
 }  // namespace
+
+Result<std::unique_ptr<Kernel>> make_conv_fused(const CudaContext& c, const CompileContext& own, const CudaEpilogue& tail) {
+  return make_conv_with(c, own, tail);
+}
 
 void add_conv_ops(std::vector<CudaOp>& ops) { ops.push_back({"Conv", &make_conv}); }
 

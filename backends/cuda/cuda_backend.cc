@@ -4,6 +4,7 @@
 // declined and runs on the CPU, with copies inserted by the planner (see plan.h).
 #include "backends/cuda/cuda_backend.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <unordered_map>
@@ -30,10 +31,54 @@ Status ensure_cublas(const CudaContext& c) {
   TSR_RETURN_IF_ERROR(cublas_check(lib().cublasCreate(&h), "create handle"));
   c.cublas = h;
   TSR_RETURN_IF_ERROR(cublas_check(lib().cublasSetStream(h, c.stream), "set stream"));
-  // CUBLAS_DEFAULT_MATH never uses TF32 for float32 GEMMs; pedantic also rules out other
-  // reduced-precision shortcuts.
-  return cublas_check(lib().cublasSetMathMode(h, c.allow_tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_PEDANTIC_MATH),
-                      "math mode");
+  // CUBLAS_DEFAULT_MATH never uses TF32 (or other reduced precision) for float32 GEMMs;
+  // TF32 tensor cores only when the user allowed them. (CUBLAS_PEDANTIC_MATH measured slower
+  // on BERT-sized GEMMs for no precision gain in float32.)
+  TSR_RETURN_IF_ERROR(cublas_check(
+      lib().cublasSetMathMode(h, c.allow_tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH), "math mode"));
+  // A workspace of our own, so that cuBLAS allocates nothing while a run is captured into a
+  // CUDA graph (it would otherwise take memory from the stream's pool during capture).
+  TSR_RETURN_IF_ERROR(cuda_check(cudaMalloc(&c.cublas_workspace, kCublasWorkspaceBytes), "cuBLAS workspace"));
+  return cublas_check(lib().cublasSetWorkspace(h, c.cublas_workspace, kCublasWorkspaceBytes), "set workspace");
+}
+
+bool add_tail(const Epilogue& ep, const Shape& out_shape, CudaEpilogue* out) {
+  using K = FusedActivation::Kind;
+  EpilogueParams& p = out->params;
+  p.has_act = ep.act.kind != K::kNone;
+  p.alpha = ep.act.alpha;
+  p.beta = ep.act.beta;
+  switch (ep.act.kind) {
+    case K::kNone: break;
+    case K::kRelu: p.op = UnaryOp::kRelu; break;
+    case K::kLeakyRelu: p.op = UnaryOp::kLeakyRelu; break;
+    case K::kClip: p.op = UnaryOp::kClip; break;
+    case K::kSigmoid: p.op = UnaryOp::kSigmoid; break;
+    case K::kHardSigmoid: p.op = UnaryOp::kHardSigmoid; break;
+    case K::kHardSwish: p.op = UnaryOp::kHardSwish; break;
+    case K::kTanh: p.op = UnaryOp::kTanh; break;
+    case K::kGelu: p.op = UnaryOp::kGeluErf; break;
+    default: return false;
+  }
+  p.scale = ep.act.scale;
+  p.shift = ep.act.shift;
+  out->addend_input = ep.addend_input;
+  out->col_bias_input = ep.col_bias_input;
+  out->col_count = out_shape.empty() ? 1 : std::max<int64_t>(out_shape.back(), 1);
+  return true;
+}
+
+Status run_epilogue(const CudaContext& c, const CudaEpilogue& e, const KernelContext& kc) {
+  Tensor& y = kc.output(0);
+  EpilogueParams p = e.params;
+  auto in = [&](int i) { return i >= 0 ? kc.input(static_cast<size_t>(i)).data_as<float>() : nullptr; };
+  p.chan_bias = in(e.chan_bias_input);
+  p.chan_inner = std::max<int64_t>(e.chan_inner, 1);
+  p.chan_count = std::max<int64_t>(e.chan_count, 1);
+  p.col_bias = in(e.col_bias_input);
+  p.col_count = e.col_count;
+  p.addend = in(e.addend_input);
+  return cuda_check(launch_epilogue_f32(y.data_as<float>(), y.numel(), p, c.stream), "fused bias/residual/activation");
 }
 
 Status ensure_cudnn(const CudaContext& c) {
@@ -54,9 +99,38 @@ bool all_float32(const CompileContext& ctx) {
 
 namespace {
 
+/// A MatMul or Gemm kernel followed by its fused tail.
+class EpilogueKernel final : public Kernel {
+ public:
+  EpilogueKernel(std::unique_ptr<Kernel> base, CudaEpilogue e, const CudaContext* c)
+      : base_(std::move(base)), e_(e), c_(c) {}
+  size_t scratch_bytes() const override { return base_->scratch_bytes(); }
+  Status run(const KernelContext& kc) const override {
+    TSR_RETURN_IF_ERROR(base_->run(kc));
+    return run_epilogue(*c_, e_, kc);
+  }
+
+ private:
+  std::unique_ptr<Kernel> base_;
+  CudaEpilogue e_;
+  const CudaContext* c_;
+};
+
+/// The CUDA graph of one run of consecutive device steps (Backend::run_recorded).
+class CudaGraph final : public DeviceGraph {
+ public:
+  ~CudaGraph() override {
+    if (exec) cudaGraphExecDestroy(exec);
+  }
+  cudaGraphExec_t exec = nullptr;
+  int eager_runs = 0;   // runs made before capturing
+  bool eager = false;   // capture failed: always run the steps one by one
+};
+
 class CudaBackend final : public Backend {
  public:
   explicit CudaBackend(CudaContext c) : c_(c) {
+    if (const char* g = std::getenv("TESSERA_CUDA_GRAPHS")) graphs_ = std::strcmp(g, "0") != 0;
     std::vector<CudaOp> ops;
     add_blas_ops(ops);
     add_conv_ops(ops);
@@ -67,6 +141,7 @@ class CudaBackend final : public Backend {
     cudaStreamSynchronize(c_.stream);
     if (c_.cudnn) lib().cudnnDestroy(c_.cudnn);
     if (c_.cublas) lib().cublasDestroy(c_.cublas);
+    if (c_.cublas_workspace) cudaFree(c_.cublas_workspace);
     if (c_.error_flag) cudaFree(c_.error_flag);
     if (c_.stream) cudaStreamDestroy(c_.stream);
   }
@@ -90,9 +165,10 @@ class CudaBackend final : public Backend {
     return true;
   }
   Result<std::unique_ptr<Kernel>> compile(const CompileContext& ctx) const override {
-    // A fused elementwise tail (CompileContext::epilogue): not taken by CUDA kernels yet, so
-    // decline; the planner then plans the nodes one by one (all of them can still run here).
-    if (ctx.epilogue && !ctx.epilogue->empty()) return std::unique_ptr<Kernel>();
+    // A fused elementwise tail (CompileContext::epilogue): Conv, MatMul and Gemm take it
+    // (one launch_epilogue_f32 pass after the library call); a null kernel otherwise, and
+    // the planner then plans the nodes one by one.
+    if (ctx.epilogue && !ctx.epilogue->empty()) return compile_fused(ctx);
     if (pending_ && pending_node_ == &ctx.node) {
       pending_node_ = nullptr;
       return std::move(pending_);
@@ -102,6 +178,36 @@ class CudaBackend final : public Backend {
     TSR_ASSIGN_OR_RETURN(std::unique_ptr<Kernel> k, it->second(c_, ctx));
     if (!k) return unimplemented(ctx.node.describe() + ": the CUDA kernel does not take these inputs");
     return k;
+  }
+
+  // CUDA graphs: the first run of a segment goes step by step (cuBLAS and cuDNN load their
+  // kernels lazily then, which a capture must not see); the second is captured on the
+  // session's stream, instantiated and launched; later runs launch the graph. The plan's
+  // buffers never move, so the recorded pointers stay valid. If capture fails (a library
+  // call that cannot be captured), the segment runs step by step from then on.
+  Status run_recorded(std::unique_ptr<DeviceGraph>& slot, const std::function<Status()>& record) override {
+    if (!graphs_) return record();
+    if (!slot) slot = std::make_unique<CudaGraph>();
+    auto* g = static_cast<CudaGraph*>(slot.get());
+    if (g->exec) return cuda_check(cudaGraphLaunch(g->exec, c_.stream), "launch the CUDA graph");
+    if (g->eager || g->eager_runs++ < 1) return record();
+    if (cudaStreamBeginCapture(c_.stream, cudaStreamCaptureModeThreadLocal) != cudaSuccess) {
+      cudaGetLastError();
+      g->eager = true;
+      return record();
+    }
+    Status s = record();
+    cudaGraph_t graph = nullptr;
+    const cudaError_t e = cudaStreamEndCapture(c_.stream, &graph);
+    if (s.is_ok() && e == cudaSuccess && graph && cudaGraphInstantiate(&g->exec, graph, 0) == cudaSuccess) {
+      cudaGraphDestroy(graph);
+      return cuda_check(cudaGraphLaunch(g->exec, c_.stream), "launch the CUDA graph");
+    }
+    if (graph) cudaGraphDestroy(graph);
+    cudaGetLastError();
+    g->exec = nullptr;
+    g->eager = true;
+    return record();  // nothing recorded ran: run the steps now
   }
 
   Result<void*> allocate(uint64_t bytes) override {
@@ -143,7 +249,28 @@ class CudaBackend final : public Backend {
   }
 
  private:
+  Result<std::unique_ptr<Kernel>> compile_fused(const CompileContext& ctx) const {
+    const std::string& op = ctx.node.op_type;
+    if (op != "Conv" && op != "MatMul" && op != "Gemm") return std::unique_ptr<Kernel>();
+    if (ctx.outputs.size() != 1) return std::unique_ptr<Kernel>();
+    CudaEpilogue tail;
+    if (!add_tail(*ctx.epilogue, ctx.outputs[0].shape, &tail)) return std::unique_ptr<Kernel>();
+    // The node's own inputs only: the tail's operands sit after them.
+    const size_t own_n = std::min(ctx.node.inputs.size(), ctx.inputs.size());
+    std::vector<const ValueInfo*> own(ctx.inputs.begin(), ctx.inputs.begin() + static_cast<std::ptrdiff_t>(own_n));
+    CompileContext base{ctx.node, own, ctx.outputs};
+    base.threads = ctx.threads;
+    for (int i : {tail.addend_input, tail.col_bias_input})
+      if (i >= 0 && (!ctx.has_input(static_cast<size_t>(i)) || ctx.input(static_cast<size_t>(i)).dtype != DType::kFloat32))
+        return std::unique_ptr<Kernel>();
+    if (op == "Conv") return make_conv_fused(c_, base, tail);
+    TSR_ASSIGN_OR_RETURN(std::unique_ptr<Kernel> k, table_.at(op)(c_, base));
+    if (!k) return k;
+    return std::unique_ptr<Kernel>(new EpilogueKernel(std::move(k), tail, &c_));
+  }
+
   CudaContext c_;
+  bool graphs_ = true;  // TESSERA_CUDA_GRAPHS=0 turns CUDA graph capture off
   std::unordered_map<std::string, CudaMake> table_;
   mutable std::unique_ptr<Kernel> pending_;
   mutable const Node* pending_node_ = nullptr;

@@ -11,9 +11,13 @@
 #include <vector>
 
 #include "backends/backend.h"
+#include "backends/cuda/cuda_kernels.h"
 #include "backends/cuda/cuda_libs.h"
 
 namespace tessera::cuda {
+
+/// cuBLAS's workspace per session (Hopper's GEMMs want up to 32 MiB).
+constexpr size_t kCublasWorkspaceBytes = size_t{32} << 20;
 
 /// One per backend instance, i.e. per Session: the device, one stream that every kernel,
 /// copy and library call of the session is queued on, the cuBLAS and cuDNN handles bound to
@@ -26,6 +30,7 @@ struct CudaContext {
   // session without MatMul or Conv does not pay for them.
   mutable cublasHandle_t cublas = nullptr;
   mutable cudnnHandle_t cudnn = nullptr;
+  mutable void* cublas_workspace = nullptr;  // kCublasWorkspaceBytes, given to cuBLAS
   /// TF32 tensor cores for float32 MatMul/Gemm/Conv. Off unless TESSERA_CUDA_ALLOW_TF32=1
   /// (TF32 keeps 10 mantissa bits: errors ~1e-3, far above the 1e-4 the tests ask for).
   bool allow_tf32 = false;
@@ -39,6 +44,33 @@ struct CudaOp {
   const char* op_type;
   CudaMake make;
 };
+
+/// A fused elementwise tail (the planner's Epilogue, backends/backend.h) in the form
+/// launch_epilogue_f32 applies it after a Conv, MatMul or Gemm has written its output:
+/// which KernelContext inputs hold the per-channel bias (a Conv's own B), the per-column
+/// bias and the addend (-1: none), and the activation and affine map.
+struct CudaEpilogue {
+  int chan_bias_input = -1;
+  int64_t chan_inner = 1, chan_count = 1;  // bias index = (i / chan_inner) % chan_count
+  int col_bias_input = -1;
+  int64_t col_count = 1;                   // bias index = i % col_count
+  int addend_input = -1;
+  EpilogueParams params;                   // has_act, op, alpha, beta, scale, shift
+  bool active() const {
+    return chan_bias_input >= 0 || col_bias_input >= 0 || addend_input >= 0 || params.has_act ||
+           params.scale != 1.f || params.shift != 0.f;
+  }
+};
+
+/// Adds the planner's tail `ep` (its addend, column bias, activation and affine map) to
+/// `out`, with col_count = the last dim of `out_shape`. False when its activation has no
+/// CUDA form (the node is then planned without the tail).
+bool add_tail(const Epilogue& ep, const Shape& out_shape, CudaEpilogue* out);
+/// Runs the epilogue on output 0 of `kc` (float32, in place) on the session's stream.
+Status run_epilogue(const CudaContext& c, const CudaEpilogue& e, const KernelContext& kc);
+
+/// Conv with a fused tail (conv.cc): `own` holds only the node's own inputs (X, W[, B]).
+Result<std::unique_ptr<Kernel>> make_conv_fused(const CudaContext& c, const CompileContext& own, const CudaEpilogue& tail);
 
 /// The ops of each file: blas.cc (MatMul, Gemm), conv.cc (Conv), ops.cc (the rest).
 void add_blas_ops(std::vector<CudaOp>& ops);

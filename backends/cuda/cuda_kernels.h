@@ -24,7 +24,8 @@ struct StridedView {
   int64_t in_strides[kMaxDims] = {};
   int64_t in_offset = 0;
 };
-/// `elem_bytes` is 1, 2, 4 or 8; n = prod(out_dims) elements.
+/// `elem_bytes` is 1, 2, 4, 8 or 16 (16: in and out 16-byte aligned); n = prod(out_dims)
+/// elements.
 cudaError_t launch_strided_copy(const void* in, void* out, int64_t n, int elem_bytes, const StridedView& v,
                                 cudaStream_t stream);
 
@@ -55,6 +56,25 @@ enum class UnaryOp : int {
 /// alpha/beta: LeakyRelu, Elu (alpha), Selu (alpha, gamma = beta), HardSigmoid (alpha,
 /// beta), Clip (min = alpha, max = beta).
 cudaError_t launch_unary_f32(UnaryOp op, const float* x, float* y, int64_t n, double alpha, double beta, cudaStream_t stream);
+
+/// The fused tail of a Conv, MatMul or Gemm (see Epilogue in backends/backend.h), in place
+/// on y [n elements]:
+///   v = y[i] + chan_bias[(i / chan_inner) % chan_count] + col_bias[i % col_count] + addend[i]
+///   y[i] = act(v) * scale + shift        (act: `op` with alpha/beta, as launch_unary_f32)
+/// Each of chan_bias, col_bias and addend may be null (not added); has_act false: no act.
+/// The sums are float additions in that order; the activation is computed in double.
+struct EpilogueParams {
+  const float* chan_bias = nullptr;
+  int64_t chan_inner = 1, chan_count = 1;
+  const float* col_bias = nullptr;
+  int64_t col_count = 1;
+  const float* addend = nullptr;
+  bool has_act = false;
+  UnaryOp op = UnaryOp::kIdentity;
+  double alpha = 0, beta = 0;
+  float scale = 1.f, shift = 0.f;
+};
+cudaError_t launch_epilogue_f32(float* y, int64_t n, const EpilogueParams& p, cudaStream_t stream);
 
 /// Softmax / LogSoftmax over the middle axis of x viewed as [outer, len, inner]:
 /// y = exp(x - max) / sum(exp(x - max)) (max in float, sum in double). One block per row.

@@ -14,7 +14,7 @@ namespace tessera::cuda {
 // The functions the backend calls. cublas_v2.h maps some names to their _v2 symbols with
 // macros (cublasCreate -> cublasCreate_v2); the members take the same mapped names.
 #define TSR_CUDA_LIB_FUNCTIONS(X)                                                                           \
-  X(cublas, cublasCreate) X(cublas, cublasDestroy) X(cublas, cublasSetStream) X(cublas, cublasSetMathMode)  \
+  X(cublas, cublasCreate) X(cublas, cublasDestroy) X(cublas, cublasSetStream) X(cublas, cublasSetMathMode) X(cublas, cublasSetWorkspace)  \
   X(cublas, cublasGetStatusString) X(cublas, cublasSgemm) X(cublas, cublasSgemmStridedBatched)              \
   X(cudnn, cudnnCreate) X(cudnn, cudnnDestroy) X(cudnn, cudnnSetStream) X(cudnn, cudnnGetErrorString)       \
   X(cudnn, cudnnCreateTensorDescriptor) X(cudnn, cudnnDestroyTensorDescriptor)                              \

@@ -136,6 +136,20 @@ __global__ void unary_kernel(const float* __restrict__ x, float* __restrict__ y,
     y[i] = static_cast<float>(unary_math(kOp, static_cast<double>(x[i]), alpha, beta));
 }
 
+template <UnaryOp kOp>
+__global__ void epilogue_kernel(float* __restrict__ y, int64_t n, EpilogueParams p) {
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    float v = y[i];
+    if (p.chan_bias) v += p.chan_bias[(i / p.chan_inner) % p.chan_count];
+    if (p.col_bias) v += p.col_bias[i % p.col_count];
+    if (p.addend) v += p.addend[i];
+    if constexpr (kOp != UnaryOp::kIdentity) v = static_cast<float>(unary_math(kOp, static_cast<double>(v), p.alpha, p.beta));
+    if (p.scale != 1.f || p.shift != 0.f) v = v * p.scale + p.shift;
+    y[i] = v;
+  }
+}
+
 template <typename T, typename I>
 __global__ void gather_kernel(const T* __restrict__ data, const I* __restrict__ idx, T* __restrict__ out, int64_t outer,
                               int64_t axis_len, int64_t n_idx, int64_t inner, int* error_flag) {
@@ -185,6 +199,7 @@ cudaError_t launch_strided_copy(const void* in, void* out, int64_t n, int elem_b
     case 2: return strided_copy_typed<uint16_t>(in, out, n, v, stream);
     case 4: return strided_copy_typed<uint32_t>(in, out, n, v, stream);
     case 8: return strided_copy_typed<uint64_t>(in, out, n, v, stream);
+    case 16: return strided_copy_typed<uint4>(in, out, n, v, stream);
   }
   return cudaErrorInvalidValue;
 }
@@ -229,6 +244,21 @@ cudaError_t launch_unary_f32(UnaryOp op, const float* x, float* y, int64_t n, do
     TSR_UN(kLog) TSR_UN(kSqrt) TSR_UN(kReciprocal) TSR_UN(kAbs) TSR_UN(kNeg) TSR_UN(kFloor) TSR_UN(kCeil) TSR_UN(kSin)
     TSR_UN(kCos) TSR_UN(kMish) TSR_UN(kClip) TSR_UN(kIdentity)
 #undef TSR_UN
+    default: return cudaErrorInvalidValue;
+  }
+  return cudaGetLastError();
+}
+
+cudaError_t launch_epilogue_f32(float* y, int64_t n, const EpilogueParams& p, cudaStream_t s) {
+  if (n <= 0) return cudaSuccess;
+  const unsigned g = grid_for(n);
+  const UnaryOp op = p.has_act ? p.op : UnaryOp::kIdentity;
+  switch (op) {
+#define TSR_EP(E) \
+  case UnaryOp::E: epilogue_kernel<UnaryOp::E><<<g, kThreads, 0, s>>>(y, n, p); break;
+    TSR_EP(kRelu) TSR_EP(kLeakyRelu) TSR_EP(kSigmoid) TSR_EP(kHardSigmoid) TSR_EP(kHardSwish) TSR_EP(kTanh)
+    TSR_EP(kGeluErf) TSR_EP(kClip) TSR_EP(kIdentity)
+#undef TSR_EP
     default: return cudaErrorInvalidValue;
   }
   return cudaGetLastError();

@@ -188,14 +188,34 @@ Status execute_plan(const Plan& plan, uint8_t* arena, const std::vector<const Te
 
   if (plan.device && !plan.device_arena) return internal_error("execute_plan: the plan's device arena is not bound");
   if (plan.profiling) ++plan.profiled_runs;
+  // A device segment: its steps, for Backend::run_recorded (one pointer captured, so the
+  // std::function holds it without allocating).
+  struct Segment {
+    const Plan* plan;
+    uint8_t* arena;
+    size_t first, end;
+  } seg{&plan, arena, 0, 0};
+  auto run_segment = [&seg]() -> Status {
+    for (size_t j = seg.first; j < seg.end; ++j) TSR_RETURN_IF_ERROR(run_step(*seg.plan, seg.plan->steps[j], seg.arena));
+    return Status::ok();
+  };
   for (size_t si = 0; si < plan.steps.size(); ++si) {
     const Step& st = plan.steps[si];
+    if (!plan.profiling && !plan.segment_end.empty() && plan.segment_end[si]) {
+      seg.first = si;
+      seg.end = plan.segment_end[si];
+      TSR_RETURN_IF_ERROR(plan.device->run_recorded(plan.segment_graphs[si], run_segment));
+      si = seg.end - 1;
+      continue;
+    }
     if (!plan.profiling) {
       TSR_RETURN_IF_ERROR(run_step(plan, st, arena));
       continue;
     }
     auto t0 = std::chrono::steady_clock::now();
     Status s = run_step(plan, st, arena);
+    // A device step only enqueues its work: wait for it, so that its time is its own.
+    if (s.is_ok() && plan.device) s = plan.device->synchronize();
     plan.step_ns[si] += static_cast<uint64_t>(
         std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count());
     TSR_RETURN_IF_ERROR(s);

@@ -139,8 +139,16 @@ struct Plan {
   /// The device buffer (device_bytes bytes, from device->allocate) that execute_plan uses;
   /// bound by bind_device_arena (the Session calls it once per plan).
   mutable uint8_t* device_arena = nullptr;
+  /// Runs of consecutive device kernel steps (no copy steps, at least two steps), which
+  /// execute_plan hands to Backend::run_recorded: segment_end[i] is one past the last step
+  /// of the segment that starts at step i, 0 where none starts (sized like steps or empty).
+  std::vector<size_t> segment_end;
+  /// One slot per step that starts a segment (index: that step), for the device's graphs.
+  mutable std::vector<std::unique_ptr<DeviceGraph>> segment_graphs;
   /// Profiling (Session::set_profiling): when true, execute_plan adds each top-level step's
-  /// wall time in nanoseconds to step_ns[i] (sized like steps) and counts runs.
+  /// wall time in nanoseconds to step_ns[i] (sized like steps) and counts runs. With a
+  /// device, every step then waits for the device (no CUDA graph replay either), so each
+  /// step's time includes its device work, plus the wait's own few microseconds.
   bool profiling = false;
   mutable std::vector<uint64_t> step_ns;
   mutable uint64_t profiled_runs = 0;

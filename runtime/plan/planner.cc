@@ -1294,6 +1294,18 @@ Result<std::unique_ptr<Plan>> plan_graph(const Graph& graph, const std::vector<S
   TSR_RETURN_IF_ERROR(p.plan_nodes(graph, root));
   TSR_RETURN_IF_ERROR(p.plan_outputs(graph, root));
   TSR_RETURN_IF_ERROR(p.finish());
+  if (plan->device) {  // the device segments (Plan::segment_end)
+    const size_t n = plan->steps.size();
+    plan->segment_end.assign(n, 0);
+    plan->segment_graphs.resize(n);
+    auto on_device = [&](size_t i) { return plan->steps[i].on_device && plan->steps[i].kernel; };
+    for (size_t i = 0; i < n;) {
+      size_t j = i;
+      while (j < n && on_device(j)) ++j;
+      if (j - i >= 2) plan->segment_end[i] = j;
+      i = j > i ? j : i + 1;
+    }
+  }
   return plan;
 }
 

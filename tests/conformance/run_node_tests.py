@@ -2,7 +2,7 @@
 """ONNX conformance: runs the ONNX backend node tests through the `tessera` CLI.
 
     run_node_tests.py --tessera BIN [--backend cpu] [--data-dir DIR] [--work-dir DIR] [--time-limit S]
-                      [--filter REGEX] [--jobs N] [--json-out F] [--md-out F]
+                      [--filter REGEX] [--ops OP,OP...] [--jobs N] [--json-out F] [--md-out F]
 
 Each node test is a folder with model.onnx and test_data_set_*/{input,output}_*.pb. For
 each: convert model.onnx with `tessera convert`, run every data set with `tessera run
@@ -122,11 +122,37 @@ def error_line(text):
     return text.strip().splitlines()[-1] if text.strip() else "(no message)"
 
 
+def float8_table(exp_bits, bias, fnuz, fn):
+    """float32 values of the 256 codes of an 8-bit float (sign, exp_bits exponent bits with
+    `bias`, 7 - exp_bits mantissa bits), as in the ONNX spec's float8 types (onnx/docs/
+    Float8.md): FN types have no infinities (E4M3FN: only S.1111.111 is NaN); FNUZ types have
+    no negative zero and 0x80 is their only NaN; E5M2 is IEEE-like (exponent 11111: inf/NaN).
+    Written out here because numpy_helper's float8 converters moved between onnx releases."""
+    man_bits = 7 - exp_bits
+    out = np.empty(256, dtype=np.float32)
+    for code in range(256):
+        sign = -1.0 if code & 0x80 else 1.0
+        e = (code >> man_bits) & ((1 << exp_bits) - 1)
+        m = code & ((1 << man_bits) - 1)
+        if fnuz and code == 0x80:
+            v = np.nan
+        elif not fn and e == (1 << exp_bits) - 1:
+            v = sign * np.inf if m == 0 else np.nan
+        elif fn and not fnuz and e == (1 << exp_bits) - 1 and m == (1 << man_bits) - 1:
+            v = np.nan
+        elif e == 0:
+            v = sign * m * 2.0 ** (1 - bias - man_bits)
+        else:
+            v = sign * (1 + m / (1 << man_bits)) * 2.0 ** (e - bias)
+        out[code] = v
+    return out
+
+
 FLOAT8 = {
-    onnx.TensorProto.FLOAT8E4M3FN: (numpy_helper.float8e4m3_to_float32, {"fn": True, "uz": False}),
-    onnx.TensorProto.FLOAT8E4M3FNUZ: (numpy_helper.float8e4m3_to_float32, {"fn": True, "uz": True}),
-    onnx.TensorProto.FLOAT8E5M2: (numpy_helper.float8e5m2_to_float32, {"fn": False, "uz": False}),
-    onnx.TensorProto.FLOAT8E5M2FNUZ: (numpy_helper.float8e5m2_to_float32, {"fn": True, "uz": True}),
+    onnx.TensorProto.FLOAT8E4M3FN: float8_table(4, 7, fnuz=False, fn=True),
+    onnx.TensorProto.FLOAT8E4M3FNUZ: float8_table(4, 8, fnuz=True, fn=True),
+    onnx.TensorProto.FLOAT8E5M2: float8_table(5, 15, fnuz=False, fn=False),
+    onnx.TensorProto.FLOAT8E5M2FNUZ: float8_table(5, 16, fnuz=True, fn=True),
 }
 
 
@@ -147,8 +173,7 @@ def comparable(tp, declared):
     code = tp.data_type
     shape = tuple(tp.dims)
     if code in FLOAT8:
-        fn, kw = FLOAT8[code]
-        return np.asarray(fn(element_bits(tp, 1), **kw), dtype=np.float32).reshape(shape)
+        return FLOAT8[code][element_bits(tp, 1)].reshape(shape)
     if code in (onnx.TensorProto.INT4, onnx.TensorProto.UINT4):
         packed = element_bits(tp, 1)
         nib = np.empty(packed.size * 2, dtype=np.uint8)
@@ -317,6 +342,8 @@ def main():
     ap.add_argument("--data-dir", default=None)
     ap.add_argument("--work-dir", default=None)
     ap.add_argument("--filter", default=None, help="only tests whose name matches this regex")
+    ap.add_argument("--ops", default=None,
+                    help="comma-separated ONNX op types: only the tests of these ops (and their _expanded forms)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--json-out", default=None)
     ap.add_argument("--md-out", default=None)
@@ -340,6 +367,9 @@ def main():
                 pass
     if args.filter:
         names = [n for n in names if re.search(args.filter, n)]
+    if args.ops:
+        wanted = set(args.ops.split(","))
+        names = [n for n in names if name_to_op(n) in wanted]
     work_root = args.work_dir or tempfile.mkdtemp(prefix="tessera_conformance_")
     os.makedirs(work_root, exist_ok=True)
     start = time.time()
