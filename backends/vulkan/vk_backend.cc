@@ -44,6 +44,40 @@ const std::unordered_map<std::string, VkMake>& op_table() {
   return table;
 }
 
+/// epilogue.comp's push constants.
+struct EpiloguePush {
+  uint64_t y, addend, col_bias;
+  uint32_t n, cols;
+  int32_t op;
+  float alpha, beta, scale, shift;
+  int32_t has_addend, has_col_bias;
+};
+
+/// A Conv, MatMul or Gemm kernel followed by one pass of its fused tail over its output.
+class EpilogueKernel final : public Kernel {
+ public:
+  EpilogueKernel(std::unique_ptr<Kernel> base, VulkanBackend* b, EpiloguePush p, int addend, int col_bias)
+      : base_(std::move(base)), b_(b), p_(p), addend_(addend), col_bias_(col_bias) {}
+  size_t scratch_bytes() const override { return base_->scratch_bytes(); }
+  Status run(const KernelContext& k) const override {
+    TSR_RETURN_IF_ERROR(base_->run(k));
+    EpiloguePush q = p_;
+    Tensor& y = k.output(0);
+    q.y = addr(y);
+    q.addend = addend_ >= 0 ? addr(k.input(static_cast<size_t>(addend_))) : q.y;
+    q.col_bias = col_bias_ >= 0 ? addr(k.input(static_cast<size_t>(col_bias_))) : q.y;
+    const Range ra = addend_ >= 0 ? range_of(k.input(static_cast<size_t>(addend_))) : Range{};
+    const Range rc = col_bias_ >= 0 ? range_of(k.input(static_cast<size_t>(col_bias_))) : Range{};
+    return b_->dispatch_1d(Shader::kEpilogue, &q, sizeof(q), q.n, {range_of(y), ra, rc}, {range_of(y)});
+  }
+
+ private:
+  std::unique_ptr<Kernel> base_;
+  VulkanBackend* b_;
+  EpiloguePush p_;
+  int addend_, col_bias_;
+};
+
 }  // namespace
 
 bool all_float32(const CompileContext& ctx) {
@@ -186,9 +220,9 @@ bool VulkanBackend::supports(const CompileContext& ctx) const {
 }
 
 Result<std::unique_ptr<Kernel>> VulkanBackend::compile(const CompileContext& ctx) const {
-  // A fused elementwise tail: not taken by the Vulkan kernels yet; the planner then plans
-  // the nodes one by one (each of which can still run here).
-  if (ctx.epilogue && !ctx.epilogue->empty()) return std::unique_ptr<Kernel>();
+  // A fused elementwise tail: Conv, MatMul and Gemm take it (one more pass over the output);
+  // a null kernel otherwise, and the planner then plans the nodes one by one.
+  if (ctx.epilogue && !ctx.epilogue->empty()) return compile_fused(ctx);
   if (pending_ && pending_node_ == &ctx.node) {
     pending_node_ = nullptr;
     return std::move(pending_);
@@ -198,6 +232,53 @@ Result<std::unique_ptr<Kernel>> VulkanBackend::compile(const CompileContext& ctx
   TSR_ASSIGN_OR_RETURN(std::unique_ptr<Kernel> k, it->second(const_cast<VulkanBackend*>(this), ctx));
   if (!k) return unimplemented(ctx.node.describe() + ": the Vulkan kernel does not take these inputs");
   return k;
+}
+
+Result<std::unique_ptr<Kernel>> VulkanBackend::compile_fused(const CompileContext& ctx) const {
+  const std::string& op = ctx.node.op_type;
+  if ((op != "Conv" && op != "MatMul" && op != "Gemm") || ctx.outputs.size() != 1) return std::unique_ptr<Kernel>();
+  const Epilogue& ep = *ctx.epilogue;
+  using K = FusedActivation::Kind;
+  EpiloguePush p{};
+  switch (ep.act.kind) {  // the numbering of unary.comp (vk_ops_elementwise.cc, UnaryOp)
+    case K::kNone: p.op = -1; break;
+    case K::kRelu: p.op = 0; break;
+    case K::kLeakyRelu: p.op = 1; break;
+    case K::kSigmoid: p.op = 2; break;
+    case K::kTanh: p.op = 3; break;
+    case K::kHardSigmoid: p.op = 4; break;
+    case K::kHardSwish: p.op = 5; break;
+    case K::kClip: p.op = 6; break;
+    case K::kGelu: p.op = 8; break;
+    default: return std::unique_ptr<Kernel>();
+  }
+  p.alpha = ep.act.alpha;
+  p.beta = ep.act.beta;
+  p.scale = ep.act.scale;
+  p.shift = ep.act.shift;
+  const Shape& ys = ctx.outputs[0].shape;
+  int64_t n = 1;
+  for (int64_t d : ys) n *= d;
+  if (n >= (int64_t{1} << 31)) return std::unique_ptr<Kernel>();
+  p.n = static_cast<uint32_t>(n);
+  p.cols = static_cast<uint32_t>(ys.empty() ? 1 : std::max<int64_t>(ys.back(), 1));
+  p.has_addend = ep.addend_input >= 0;
+  p.has_col_bias = ep.col_bias_input >= 0;
+  for (int i : {ep.addend_input, ep.col_bias_input})
+    if (i >= 0 && (!ctx.has_input(static_cast<size_t>(i)) || ctx.input(static_cast<size_t>(i)).dtype != DType::kFloat32))
+      return std::unique_ptr<Kernel>();
+  if (ep.addend_input >= 0 && ctx.input(static_cast<size_t>(ep.addend_input)).shape != ys) return std::unique_ptr<Kernel>();
+  // The node's own inputs only: the tail's operands sit after them.
+  const size_t own_n = std::min(ctx.node.inputs.size(), ctx.inputs.size());
+  std::vector<const ValueInfo*> own(ctx.inputs.begin(), ctx.inputs.begin() + static_cast<std::ptrdiff_t>(own_n));
+  CompileContext base{ctx.node, own, ctx.outputs};
+  base.threads = ctx.threads;
+  auto it = op_table().find(op);
+  TSR_ASSIGN_OR_RETURN(std::unique_ptr<Kernel> k, it->second(const_cast<VulkanBackend*>(this), base));
+  if (!k) return k;
+  TSR_RETURN_IF_ERROR(d_->pipeline(Shader::kEpilogue).status());
+  return std::unique_ptr<Kernel>(new EpilogueKernel(std::move(k), const_cast<VulkanBackend*>(this), p, ep.addend_input,
+                                                    ep.col_bias_input));
 }
 
 Result<void*> VulkanBackend::allocate(uint64_t bytes) {

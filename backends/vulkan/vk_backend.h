@@ -26,7 +26,7 @@ namespace tessera::vk {
 /// The compute shaders (backends/vulkan/shaders/<name>.comp), compiled by glslc at build
 /// time and embedded (vk_shaders.cc).
 enum class Shader { kUnary, kBinary, kCopy, kMatMul, kConv2d, kConvDirect, kConvTranspose, kPool2d, kReduce, kRows,
-                    kBatchNorm, kResize, kGather, kCount };
+                    kBatchNorm, kResize, kGather, kEpilogue, kCount };
 
 /// Largest push-constant block of any shader, in bytes (Vulkan guarantees 128).
 constexpr uint32_t kPushBytes = 128;
@@ -134,6 +134,9 @@ class VulkanBackend final : public Backend {
                      std::initializer_list<Range> writes);
 
  private:
+  /// Compile with a fused tail (CompileContext::epilogue): Conv, MatMul and Gemm, followed by
+  /// one epilogue.comp pass over their output; a null kernel for anything else.
+  Result<std::unique_ptr<Kernel>> compile_fused(const CompileContext& ctx) const;
   Status begin_if_needed();
   Status flush();  // submit what was recorded and wait
   void full_barrier();

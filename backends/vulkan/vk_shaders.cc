@@ -46,6 +46,9 @@ const uint32_t kSpv_resize[] = {
 const uint32_t kSpv_gather[] = {
 #include "vulkan_shaders/gather.spv.inc"
 };
+const uint32_t kSpv_epilogue[] = {
+#include "vulkan_shaders/epilogue.spv.inc"
+};
 }  // namespace
 
 const uint32_t* shader_code(Shader s, size_t* bytes) {
@@ -63,6 +66,7 @@ const uint32_t* shader_code(Shader s, size_t* bytes) {
     case Shader::kBatchNorm: *bytes = sizeof(kSpv_batchnorm); return kSpv_batchnorm;
     case Shader::kResize: *bytes = sizeof(kSpv_resize); return kSpv_resize;
     case Shader::kGather: *bytes = sizeof(kSpv_gather); return kSpv_gather;
+    case Shader::kEpilogue: *bytes = sizeof(kSpv_epilogue); return kSpv_epilogue;
     default: *bytes = 0; return nullptr;
   }
 }
@@ -82,6 +86,7 @@ const char* shader_name(Shader s) {
     case Shader::kBatchNorm: return "batchnorm";
     case Shader::kResize: return "resize";
     case Shader::kGather: return "gather";
+    case Shader::kEpilogue: return "epilogue";
     default: return "?";
   }
 }

@@ -377,7 +377,7 @@ TEST(VulkanGraph, CpuFallbackInTheMiddle) {
     EXPECT_NE(all.find("copy 'r' vulkan -> cpu"), std::string::npos) << all;
     EXPECT_NE(all.find("copy 'cs' cpu -> vulkan"), std::string::npos) << all;
     EXPECT_NE(all.find("'CumSum' -> cpu"), std::string::npos) << all;
-    EXPECT_NE(all.find("'Conv' -> vulkan"), std::string::npos) << all;
+    EXPECT_NE(all.find("Conv node 'Conv' + Relu node 'Relu' -> vulkan"), std::string::npos) << all;  // fused
     EXPECT_NE(all.find("'Softmax' -> vulkan"), std::string::npos) << all;
   }
   expect_close(gpu.value()[0], cpu.value()[0], 1e-5, 1e-5, "graph");
@@ -408,6 +408,107 @@ TEST(VulkanBackend, CopiesRoundTrip) {
     ASSERT_TRUE(be.copy_to_host(dst.data(), d, bytes).is_ok());
     EXPECT_TRUE(src == dst) << bytes << " bytes";
     be.deallocate(mem.value());
+  }
+}
+
+}  // namespace
+}  // namespace tessera
+
+namespace tessera {
+namespace {
+using namespace vulkan_testing;
+
+/// A small graph built value by value for the fusion tests.
+struct GraphBuilder {
+  std::shared_ptr<Model> m = std::make_shared<Model>();
+  int input(const std::string& name, const Shape& shape) {
+    Value v;
+    v.name = name;
+    v.dtype = DType::kFloat32;
+    v.has_shape = true;
+    for (int64_t d : shape) v.shape.push_back(Dim{d, ""});
+    int id = m->graph.add_value(v);
+    m->graph.inputs.push_back(id);
+    return id;
+  }
+  int constant(const std::string& name, Tensor t) {
+    Value v;
+    v.name = name;
+    v.dtype = t.dtype();
+    v.initializer = std::make_shared<const Tensor>(std::move(t));
+    return m->graph.add_value(v);
+  }
+  int node(const std::string& op, std::vector<int> ins, std::vector<Attribute> attrs = {}, int opset = 17) {
+    Value v;
+    v.name = op + "_out" + std::to_string(m->graph.nodes.size());
+    int out = m->graph.add_value(v);
+    Node n;
+    n.name = op + std::to_string(m->graph.nodes.size());
+    n.op_type = op;
+    n.opset = opset;
+    n.inputs = std::move(ins);
+    n.outputs = {out};
+    n.attributes = std::move(attrs);
+    m->graph.nodes.push_back(std::move(n));
+    return out;
+  }
+};
+
+/// Conv/MatMul/Gemm with a fused tail (bias Add, residual Add, activation): one kernel on
+/// Vulkan (the placement names the fused nodes), the same numbers as the CPU.
+TEST(VulkanGraph, FusedEpilogues) {
+  TSR_REQUIRE_VULKAN();
+  uint32_t seed = 1300;
+  // Conv -> Add(residual) -> Relu, as a ResNet block ends.
+  {
+    GraphBuilder g;
+    int x = g.input("x", {1, 16, 9, 11});
+    int r = g.input("r", {1, 16, 9, 11});
+    int w = g.constant("w", random_tensor({16, 16, 3, 3}, seed++));
+    int b = g.constant("b", random_tensor({16}, seed++));
+    int c = g.node("Conv", {x, w, b}, {attr_ints("pads", {1, 1, 1, 1})}, 11);
+    int a = g.node("Add", {c, r});
+    int y = g.node("Relu", {a});
+    g.m->graph.outputs.push_back(y);
+    std::vector<std::pair<std::string, Tensor>> feeds = {{"x", random_tensor({1, 16, 9, 11}, seed++)},
+                                                         {"r", random_tensor({1, 16, 9, 11}, seed++)}};
+    auto cpu = run_on(g.m, "cpu", feeds);
+    ASSERT_TRUE(cpu.is_ok()) << cpu.status().to_string();
+    std::vector<std::string> placements;
+    auto vk = run_on(g.m, "vulkan", feeds, &placements);
+    ASSERT_TRUE(vk.is_ok()) << vk.status().to_string();
+    std::string all;
+    for (const auto& p : placements) all += p + "\n";
+    if (!dry_run_on_cpu()) EXPECT_NE(all.find("+ Relu node 'Relu2' -> vulkan"), std::string::npos) << all;
+    expect_close(vk.value()[0], cpu.value()[0], gemm_atol(16 * 9), 1e-5, "Conv+Add+Relu");
+  }
+  // MatMul -> Add(bias [N]) -> Gelu, and Gemm -> Clip (ReLU6), as in BERT and MobileNet.
+  for (const char* act : {"Gelu", "Clip", "Sigmoid", "HardSwish"}) {
+    GraphBuilder g;
+    int x = g.input("x", {2, 7, 33});
+    int w = g.constant("w", random_tensor({33, 20}, seed++));
+    int bias = g.constant("bias", random_tensor({20}, seed++));
+    int mm = g.node("MatMul", {x, w});
+    int a = g.node("Add", {mm, bias});
+    int y;
+    if (std::string(act) == "Clip")
+      y = g.node("Clip", {a, g.constant("lo", float_tensor({}, {0.f})), g.constant("hi", float_tensor({}, {6.f}))});
+    else
+      y = g.node(act, {a}, {}, 20);
+    g.m->graph.outputs.push_back(y);
+    std::vector<std::pair<std::string, Tensor>> feeds = {{"x", random_tensor({2, 7, 33}, seed++)}};
+    auto cpu = run_on(g.m, "cpu", feeds);
+    ASSERT_TRUE(cpu.is_ok()) << cpu.status().to_string();
+    std::vector<std::string> placements;
+    auto vk = run_on(g.m, "vulkan", feeds, &placements);
+    ASSERT_TRUE(vk.is_ok()) << vk.status().to_string();
+    std::string all;
+    for (const auto& p : placements) all += p + "\n";
+    if (!dry_run_on_cpu())
+      EXPECT_NE(all.find(std::string("+ ") + act + " node"), std::string::npos) << act << " not fused:\n" << all;
+    for (const auto& p : placements)  // every node on Vulkan (the copies of the input and output aside)
+      if (!dry_run_on_cpu() && p.find(" node ") != std::string::npos) EXPECT_NE(p.find("-> vulkan"), std::string::npos) << p;
+    expect_close(vk.value()[0], cpu.value()[0], gemm_atol(33), 1e-5, std::string("MatMul+Add+") + act);
   }
 }
 

@@ -60,3 +60,38 @@ float softplus_f(float x) {
   float l = u < 1e-4 ? u * (1.0 - 0.5 * u) : log(1.0 + u);
   return max(x, 0.0) + l;
 }
+
+// The unary ops of unary.comp (the numbering of UnaryOp in vk_ops_elementwise.cc), also the
+// activation of a fused epilogue (epilogue.comp).
+float apply_unary(int op, float v, float alpha, float beta) {
+  float r = v;
+  switch (op) {
+    case 0: r = max(v, 0.0); if (v != v) r = v; break;
+    case 1: r = v < 0.0 ? alpha * v : v; break;
+    case 2: r = sigmoid_f(v); break;
+    case 3: r = tanh_f(v); break;
+    case 4: r = max(0.0, min(1.0, alpha * v + beta)); break;
+    case 5: r = v * max(0.0, min(1.0, v / 6.0 + 0.5)); break;
+    case 6: r = min(max(v, alpha), beta); if (v != v) r = v; break;
+    case 7: r = erf_f(v); break;
+    case 8: r = 0.5 * v * (1.0 + erf_f(v * 0.70710678118654752)); break;
+    case 9: r = 0.5 * v * (1.0 + tanh_f(0.79788456080286536 * (v + 0.044715 * v * v * v))); break;
+    case 10: r = sqrt(v); break;
+    case 11: r = exp(v); break;
+    case 12: r = log(v); break;
+    case 13: r = abs(v); break;
+    case 14: r = -v; break;
+    case 15: r = 1.0 / v; break;
+    case 16: r = floor(v); break;
+    case 17: r = ceil(v); break;
+    case 18: r = softplus_f(v); break;
+    case 19: r = v / (1.0 + abs(v)); break;
+    case 20: r = v < 0.0 ? alpha * (exp(v) - 1.0) : v; break;
+    case 21: r = v <= 0.0 ? beta * (alpha * exp(v) - alpha) : beta * v; break;
+    case 22: r = sin(v); break;
+    case 23: r = cos(v); break;
+    case 24: r = v * tanh_f(softplus_f(v)); break;
+    default: r = v; break;
+  }
+  return r;
+}
