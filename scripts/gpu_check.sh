@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Checks Tessera's CUDA backend on a machine with an NVIDIA GPU, in under 8 minutes:
 #   1. GPU facts (nvidia-smi), the libraries the binaries load
-#   2. the CUDA unit tests (every kernel against the CPU reference)
+#   2. the CUDA unit tests (every kernel against the CPU reference), and the NCCL
+#      communicator's tests at world size 1 (train/comm)
 #   3. the ONNX conformance runner with --backend cuda (time-capped; summary line)
 #   4. the four real models on CUDA against the CPU backend (relative error, goal <= 1e-4)
 #   5. ResNet-50 and the BERT-style encoder at batch 1 and 32: Tessera CUDA vs PyTorch eager
@@ -15,7 +16,8 @@
 #                                                     build dependencies and CUDA), in build_gpu/
 # Env: PYTHON (default python3; needs numpy, onnx; torch for stage 5), CONFORMANCE_SECONDS
 # (default 100), BENCH_RUNS (default 15). Worst case with every stage at its timeout: 30 + 90
-# + 130 + 60 + 120 s = 7 min 10 s, plus the seconds of the probe (on an H200: about 2 min in all).
+# + 30 + 130 + 60 + 120 s = 7 min 40 s, plus the seconds of the probe (on an H200: about
+# 2 min in all).
 # Without a GPU every GPU stage reports "no CUDA device" and the script still ends cleanly.
 set -uo pipefail
 
@@ -74,13 +76,15 @@ else
   say "building in $BUILD (Release, CUDA on)"
   if cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DTESSERA_WITH_CUDA=ON -DTESSERA_ASAN_TESTS=OFF \
        > "$LOG_DIR/configure.log" 2>&1 &&
-     make -C "$BUILD" -j"$(nproc)" tessera tessera_cuda_tests > "$LOG_DIR/build.log" 2>&1; then
+     make -C "$BUILD" -j"$(nproc)" tessera tessera_cuda_tests tessera_nccl_tests > "$LOG_DIR/build.log" 2>&1; then
     say "build ok"
   else
     say "build FAILED (see $LOG_DIR/configure.log, build.log):"; tail -n 15 "$LOG_DIR/build.log" 2>/dev/null
   fi
   BIN="$BUILD"
-  [[ -x "$BUILD/tests/tessera_cuda_tests" ]] && ln -sf "$BUILD/tests/tessera_cuda_tests" "$BUILD/tessera_cuda_tests"
+  for t in tessera_cuda_tests tessera_nccl_tests; do
+    [[ -x "$BUILD/tests/$t" ]] && ln -sf "$BUILD/tests/$t" "$BUILD/$t"
+  done
   MODELS_DIR="${MODELS_DIR:-$ROOT/build/models}"
   INPUTS_DIR="${INPUTS_DIR:-}"
 fi
@@ -90,7 +94,7 @@ TESSERA="$BIN/tessera"
 # wheel's (PyTorch's nvidia-* packages).
 add_lib_dir() { case ":${LD_LIBRARY_PATH:-}:" in *":$1:"*) ;; *) export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$1" ;; esac; }
 SITE_DIRS="$("$PY" -c 'import site; print(" ".join(site.getsitepackages()))' 2>/dev/null || true)"
-for lib in libcublas.so.13 libcublasLt.so.13 libcudnn.so.9; do
+for lib in libcublas.so.13 libcublasLt.so.13 libcudnn.so.9 libnccl.so.2; do
   found=""
   for d in ${LD_LIBRARY_PATH//:/ }; do [[ -e "$d/$lib" ]] && found="$d/$lib" && break; done
   [[ -z "$found" ]] && ldconfig -p 2>/dev/null | grep -q " $lib " && found="(system)"
@@ -154,6 +158,16 @@ unit_tests() {
   return "$rc"
 }
 stage "CUDA unit tests" 90 unit_tests
+
+# ---- 2b. the NCCL communicator, world size 1 (train/comm) ----
+nccl_tests() {
+  [[ -x "$BIN/tessera_nccl_tests" ]] || { echo "no $BIN/tessera_nccl_tests (built only with NCCL)"; return 1; }
+  "$BIN/tessera_nccl_tests" --gtest_brief=1 2>&1 | tail -n 20
+  local rc="${PIPESTATUS[0]}"
+  [[ $rc -eq 0 && $HAVE_GPU -ne 1 ]] && return 77
+  return "$rc"
+}
+stage "NCCL communicator (world size 1)" 30 nccl_tests
 
 # ---- 3. conformance with --backend cuda ----
 conformance() {

@@ -8,7 +8,7 @@
 #   bash scripts/gpu_check.sh --prebuilt .devbuild
 #
 # .devbuild/ holds:
-#   bin/      tessera (CLI) and tessera_cuda_tests, Release, CUDA on (sm_80, sm_90 + PTX), stripped
+#   bin/      tessera (CLI), tessera_cuda_tests and tessera_nccl_tests, Release, CUDA on (sm_80, sm_90 + PTX), stripped
 #   lib/      libonnx.so.1 and libonnx_proto.so.1 (the converter's ONNX 1.12 library; the
 #             GPU machine's glibc/libstdc++ are newer, so a Debian 12 binary runs there).
 #             cuBLAS, cuDNN and the driver come from the GPU machine (gpu_check.sh finds them).
@@ -37,14 +37,16 @@ step "configure $BUILD_DIR (Release, CUDA on, tests on, no ASan copy)"
 cmake -S "$ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release -DTESSERA_WITH_CUDA=ON -DTESSERA_BUILD_TESTS=ON \
   -DTESSERA_ASAN_TESTS=OFF > "$BUILD_DIR.configure.log" 2>&1 || { tail -n 30 "$BUILD_DIR.configure.log" >&2; exit 1; }
 grep -E "Tessera: CUDA backend" "$BUILD_DIR.configure.log" || die "the CUDA backend is not configured (see $BUILD_DIR.configure.log)"
-step "build tessera tessera_cuda_tests (make -j$JOBS)"
-make -C "$BUILD_DIR" -j"$JOBS" --no-print-directory tessera tessera_cuda_tests 2>&1 | grep -E "error|warning: unused|Linking|Built target" || true
-[[ -x "$BUILD_DIR/tessera" && -x "$BUILD_DIR/tests/tessera_cuda_tests" ]] || die "the build failed (run make -C $BUILD_DIR tessera tessera_cuda_tests)"
+step "build tessera tessera_cuda_tests tessera_nccl_tests (make -j$JOBS)"
+make -C "$BUILD_DIR" -j"$JOBS" --no-print-directory tessera tessera_cuda_tests tessera_nccl_tests 2>&1 |
+  grep -E "error|warning: unused|Linking|Built target" || true
+[[ -x "$BUILD_DIR/tessera" && -x "$BUILD_DIR/tests/tessera_cuda_tests" && -x "$BUILD_DIR/tests/tessera_nccl_tests" ]] ||
+  die "the build failed (run make -C $BUILD_DIR tessera tessera_cuda_tests tessera_nccl_tests)"
 
 step "assemble $OUT"
 rm -rf "$OUT"
 mkdir -p "$OUT/bin" "$OUT/lib" "$OUT/models"
-cp "$BUILD_DIR/tessera" "$BUILD_DIR/tests/tessera_cuda_tests" "$OUT/bin/"
+cp "$BUILD_DIR/tessera" "$BUILD_DIR/tests/tessera_cuda_tests" "$BUILD_DIR/tests/tessera_nccl_tests" "$OUT/bin/"
 strip "$OUT/bin/"*
 for l in libonnx.so.1 libonnx_proto.so.1; do
   f="$(ldconfig -p | awk -v l="$l" '$1 == l {print $NF; exit}')"

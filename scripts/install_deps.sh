@@ -23,6 +23,7 @@ PACKAGES=(
   flatbuffers-compiler libflatbuffers-dev
   libonnx-dev libprotobuf-dev protobuf-compiler
   libcli11-dev libgtest-dev libxxhash-dev
+  libopenmpi-dev openmpi-bin
   # The Vulkan backend: headers, the shader compiler (build time) and Mesa's drivers, whose
   # CPU driver lavapipe ("llvmpipe") runs the Vulkan tests on machines without a GPU.
   libvulkan-dev glslc mesa-vulkan-drivers

@@ -69,6 +69,7 @@ tsr_status to_c(StatusCode c) {
     case StatusCode::kOutOfMemory: return TSR_OUT_OF_MEMORY;
     case StatusCode::kInternal: return TSR_INTERNAL;
     case StatusCode::kIoError: return TSR_IO_ERROR;
+    case StatusCode::kUnavailable: return TSR_IO_ERROR;  // peers (training only; not reached through the C API)
   }
   return TSR_INTERNAL;
 }

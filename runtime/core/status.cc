@@ -12,6 +12,7 @@ const char* status_code_name(StatusCode code) {
     case StatusCode::kOutOfMemory: return "OUT_OF_MEMORY";
     case StatusCode::kInternal: return "INTERNAL";
     case StatusCode::kIoError: return "IO_ERROR";
+    case StatusCode::kUnavailable: return "UNAVAILABLE";
   }
   return "UNKNOWN";
 }

@@ -20,7 +20,9 @@ TEST(CudaOps, BinaryWithBroadcast) {
   TSR_REQUIRE_CUDA();
   const std::vector<std::pair<Shape, Shape>> shapes = {
       {{3, 5, 7}, {3, 5, 7}}, {{3, 5, 7}, {7}}, {{3, 1, 7}, {5, 1}}, {{2, 3, 4, 5}, {3, 1, 1}}, {{1}, {4, 9}},
-      {{}, {6}},              {{1, 1}, {1}},    {{1000003}, {1}}};
+      {{}, {6}},              {{1, 1}, {1}},    {{1000003}, {1}},
+      // Same shapes with n % 4 == 0: the 16-byte vector path.
+      {{2, 6, 8}, {2, 6, 8}}, {{1000004}, {1000004}}};
   uint32_t seed = 1;
   for (const char* op : {"Add", "Sub", "Mul", "Div", "Pow"}) {
     for (const auto& [a, b] : shapes) {
@@ -38,7 +40,8 @@ TEST(CudaOps, BinaryWithBroadcast) {
 TEST(CudaOps, UnaryAndActivations) {
   TSR_REQUIRE_CUDA();
   uint32_t seed = 100;
-  for (const Shape& s : std::vector<Shape>{{7, 129}, {1}, {2, 3, 17}}) {
+  // {4, 33}: n % 4 == 0, the 16-byte vector path.
+  for (const Shape& s : std::vector<Shape>{{7, 129}, {1}, {2, 3, 17}, {4, 33}}) {
     for (const char* op : {"Relu", "Sigmoid", "Tanh", "Erf", "Exp", "Neg", "Abs", "HardSwish", "Softplus", "Softsign",
                            "Floor", "Ceil", "Sin", "Cos", "Mish", "Elu", "Selu"})
       check_node(op, {feed(random_tensor(s, seed++, -4.f, 4.f))}, {});

@@ -19,6 +19,7 @@ enum class StatusCode {
   kOutOfMemory,       // an allocation failed or a size overflowed
   kInternal,          // a bug in Tessera
   kIoError,           // reading or writing a file failed
+  kUnavailable,       // a peer rank died or stopped answering, or a collective library failed
 };
 
 /// Returns the code's name, e.g. "INVALID_ARGUMENT".
@@ -50,6 +51,7 @@ inline Status unimplemented(std::string m) { return {StatusCode::kUnimplemented,
 inline Status out_of_memory(std::string m) { return {StatusCode::kOutOfMemory, std::move(m)}; }
 inline Status internal_error(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
 inline Status io_error(std::string m) { return {StatusCode::kIoError, std::move(m)}; }
+inline Status unavailable(std::string m) { return {StatusCode::kUnavailable, std::move(m)}; }
 
 /// A value or the Status that explains why there is none.
 template <typename T>
