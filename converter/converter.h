@@ -64,6 +64,13 @@ Result<Tensor> read_onnx_tensor_file(const std::string& path);
 /// Errors: kIoError.
 Status write_onnx_tensor_file(const std::string& path, const Tensor& t, const std::string& name);
 
+/// Writes `model` as an ONNX ModelProto to `onnx_path` atomically (temporary file, rename):
+/// nodes, attributes, initializers (raw_data), inputs and outputs with their dtypes and
+/// shapes, the model's opset imports. Optimizer state of a training checkpoint is left out.
+/// Errors: kUnimplemented for ops of the tessera.train domain (not ONNX) or an attribute kind
+/// ONNX cannot hold; kIoError when the file cannot be written.
+Status export_onnx_file(const Model& model, const std::string& onnx_path);
+
 /// Number of nodes in `g` and all its subgraphs.
 int count_nodes(const Graph& g);
 

@@ -6,6 +6,8 @@
 #   3. the ONNX conformance runner with --backend cuda (time-capped; summary line)
 #   4. the four real models on CUDA against the CPU backend (relative error, goal <= 1e-4)
 #   5. ResNet-50 and the BERT-style encoder at batch 1 and 32: Tessera CUDA vs PyTorch eager
+#   6. the Vulkan tests and the Vulkan-vs-CPU benchmark on the same GPU (NVIDIA's driver;
+#      the loader from the system or from .gl/*.deb)
 # Each stage has a timeout; a failing stage says why and the script goes on. Everything
 # printed also goes to $OUT/gpu_check.log (when OUT is set) or .gpu_check/gpu_check.log, with
 # the stages' tables beside it.
@@ -14,10 +16,13 @@
 #   bash scripts/gpu_check.sh --prebuilt .devbuild    binaries from scripts/gpu_pack.sh
 #   bash scripts/gpu_check.sh                         build here first (needs Tessera's
 #                                                     build dependencies and CUDA), in build_gpu/
-# Env: PYTHON (default python3; needs numpy, onnx; torch for stage 5), CONFORMANCE_SECONDS
+# Env: GPU_CHECK_SKIP (comma-separated stage functions to skip: unit_tests, nccl_tests,
+# conformance, models, bench, vulkan), PYTHON (default python3; needs numpy, onnx; torch for
+# stage 5), CONFORMANCE_SECONDS
 # (default 100), BENCH_RUNS (default 15). Worst case with every stage at its timeout: 30 + 90
-# + 30 + 130 + 60 + 120 s = 7 min 40 s, plus the seconds of the probe (on an H200: about
-# 2 min in all).
+# + 30 + 130 + 60 + 120 s = 7 min 40 s for CUDA (on an H200: about 2 min), plus 150 s for
+# Vulkan: with CONFORMANCE_SECONDS=60 the whole stays under 9 min 30 s; the CUDA stages alone
+# under 8 min.
 # Without a GPU every GPU stage reports "no CUDA device" and the script still ends cleanly.
 set -uo pipefail
 
@@ -48,6 +53,11 @@ say() { echo "[gpu_check $(printf '%3d' $((SECONDS - START)))s] $*"; }
 # (which kills the whole stage on expiry), records the outcome.
 stage() {
   local name="$1" limit="$2" fn="$3"
+  if [[ -n "${GPU_CHECK_SKIP:-}" && ",${GPU_CHECK_SKIP}," == *",$fn,"* ]]; then
+    say "=== $name: skipped (GPU_CHECK_SKIP)"
+    SUMMARY+=("$name: skipped (GPU_CHECK_SKIP)")
+    return 0
+  fi
   say "=== $name (timeout ${limit}s)"
   local t0=$SECONDS
   export -f "$fn"
@@ -207,6 +217,29 @@ bench() {
     --md-out "$LOG_DIR/bench_cuda_vs_torch.md"
 }
 stage "benchmark (ResNet-50, BERT; batch 1, 32) vs PyTorch" 120 bench
+
+# ---- 6. Vulkan on the same GPU (NVIDIA's Vulkan driver): its tests and its benchmark ----
+vulkan() {
+  [[ -x "$BIN/tessera_vulkan_tests" ]] || { echo "no $BIN/tessera_vulkan_tests (built without Vulkan)"; return 77; }
+  # The Vulkan loader: the system's, else the packages carried in .gl/ (see the device notes:
+  # libvulkan1 and friends, unpacked into /).
+  if ! ldconfig -p 2>/dev/null | grep -q "libvulkan.so.1 "; then
+    if compgen -G "$ROOT/.gl/*.deb" > /dev/null; then
+      for f in "$ROOT"/.gl/*.deb; do dpkg -x "$f" /; done
+      ldconfig
+      echo "Vulkan loader unpacked from .gl/"
+    fi
+  fi
+  if [[ -z "${VK_DRIVER_FILES:-}" && -f /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ]]; then
+    export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+  fi
+  "$BIN/tessera_vulkan_tests" --gtest_brief=1 2>&1 | tail -n 30
+  local rc="${PIPESTATUS[0]}"
+  "$PY" bench/vulkan_vs_cpu.py --tessera "$TESSERA" --work "$WORK/vulkan" --models-dir "$MODELS_DIR" \
+    --runs "${BENCH_RUNS:-15}" --warmup 3 --md-out "$LOG_DIR/bench_vulkan_vs_cpu.md" | tail -n 14
+  return "$rc"
+}
+stage "Vulkan tests and benchmark (NVIDIA driver)" 150 vulkan
 
 say "summary ($((SECONDS - START)) s):"
 for s in "${SUMMARY[@]}"; do say "  $s"; done

@@ -8,7 +8,8 @@
 #   bash scripts/gpu_check.sh --prebuilt .devbuild
 #
 # .devbuild/ holds:
-#   bin/      tessera (CLI), tessera_cuda_tests and tessera_nccl_tests, Release, CUDA on (sm_80, sm_90 + PTX), stripped
+#   bin/      tessera (CLI), tessera_cuda_tests, tessera_nccl_tests (and tessera_vulkan_tests when
+#             Vulkan is built), Release, CUDA on (sm_80, sm_90 + PTX), stripped
 #   lib/      libonnx.so.1 and libonnx_proto.so.1 (the converter's ONNX 1.12 library; the
 #             GPU machine's glibc/libstdc++ are newer, so a Debian 12 binary runs there).
 #             cuBLAS, cuDNN and the driver come from the GPU machine (gpu_check.sh finds them).
@@ -42,11 +43,17 @@ make -C "$BUILD_DIR" -j"$JOBS" --no-print-directory tessera tessera_cuda_tests t
   grep -E "error|warning: unused|Linking|Built target" || true
 [[ -x "$BUILD_DIR/tessera" && -x "$BUILD_DIR/tests/tessera_cuda_tests" && -x "$BUILD_DIR/tests/tessera_nccl_tests" ]] ||
   die "the build failed (run make -C $BUILD_DIR tessera tessera_cuda_tests tessera_nccl_tests)"
+# The Vulkan tests too, when this build has the Vulkan backend (gpu_check runs them on the
+# GPU's own Vulkan driver).
+if grep -q "Tessera: Vulkan backend" "$BUILD_DIR.configure.log"; then
+  make -C "$BUILD_DIR" -j"$JOBS" --no-print-directory tessera_vulkan_tests 2>&1 | grep -E "error|Built target" || true
+fi
 
 step "assemble $OUT"
 rm -rf "$OUT"
 mkdir -p "$OUT/bin" "$OUT/lib" "$OUT/models"
 cp "$BUILD_DIR/tessera" "$BUILD_DIR/tests/tessera_cuda_tests" "$BUILD_DIR/tests/tessera_nccl_tests" "$OUT/bin/"
+[[ -x "$BUILD_DIR/tests/tessera_vulkan_tests" ]] && cp "$BUILD_DIR/tests/tessera_vulkan_tests" "$OUT/bin/"
 strip "$OUT/bin/"*
 for l in libonnx.so.1 libonnx_proto.so.1; do
   f="$(ldconfig -p | awk -v l="$l" '$1 == l {print $NF; exit}')"

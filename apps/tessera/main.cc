@@ -270,7 +270,11 @@ int cmd_inspect(const std::string& path, bool json) {
   else
     std::printf("sharding:        %zu meshes, %zu tensor placements, %zu pre-sharded weight chunks\n", m.extras.meshes,
                 m.extras.tensor_shardings, m.extras.weight_chunks);
-  std::printf("training state:  %s\n", m.extras.training_state ? "yes" : "none");
+  if (m.training)
+    std::printf("training state:  optimizer %s, step %lld, %zu state tensors\n", m.training->optimizer.c_str(),
+                static_cast<long long>(m.training->step), m.training->states.size());
+  else
+    std::printf("training state:  %s\n", m.extras.training_state ? "yes" : "none");
   std::printf("segments:        %zu\n", m.extras.segments);
   std::printf("inputs:\n");
   for (const auto& t : s.inputs()) std::printf("  %-30s %-8s %s\n", t.name.c_str(), dtype_name(t.dtype), dims_to_string(t).c_str());
@@ -480,9 +484,15 @@ int tessera_main(int argc, char** argv) {
   bench->add_flag("--no-fusion", g_no_fusion, "one kernel per node: no Conv/MatMul/Gemm + Add + activation fusion");
   bench->add_flag("--profile", bench_profile, "time every step of the timed runs; print ms per op type and the slowest nodes");
 
+  std::string export_in, export_out;
+  auto* exportc = app.add_subcommand("export", "write a .tsr model (e.g. trained by tessera-finetune) back to ONNX");
+  exportc->add_option("model", export_in, "input .tsr file")->required();
+  exportc->add_option("-o,--output", export_out, "output .onnx file")->required();
+
   const std::string first = argc > 1 ? argv[1] : "";
-  if (!first.empty() && first[0] != '-' && first != "convert" && first != "inspect" && first != "run" && first != "bench") {
-    std::cerr << "tessera: error: unknown command '" << argv[1] << "' (commands: convert, inspect, run, bench; see --help)\n";
+  if (!first.empty() && first[0] != '-' && first != "convert" && first != "inspect" && first != "run" && first != "bench" &&
+      first != "export") {
+    std::cerr << "tessera: error: unknown command '" << argv[1] << "' (commands: convert, inspect, run, bench, export; see --help)\n";
     return 1;
   }
   try {
@@ -497,6 +507,20 @@ int tessera_main(int argc, char** argv) {
     return cmd_convert(conv_in, conv_out, copt);
   }
   if (*inspect) return cmd_inspect(insp_path, insp_json);
+  if (*exportc) {
+    auto m = read_tsr_file(export_in);
+    if (!m.is_ok()) {
+      std::cerr << "tessera export: error: " << m.status().message() << "\n";
+      return 1;
+    }
+    Status s = export_onnx_file(**m, export_out);
+    if (!s.is_ok()) {
+      std::cerr << "tessera export: error: " << s.message() << "\n";
+      return 1;
+    }
+    std::cout << "exported " << export_in << " -> " << export_out << "\n";
+    return 0;
+  }
   if (*run) {
     return cmd_run(run_path, run_in, run_out, run_format, run_backend, run_verbose);
   }

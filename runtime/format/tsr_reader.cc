@@ -99,6 +99,7 @@ class Reader {
     model->extras.segments = segments_.size();
     TSR_RETURN_IF_ERROR(read_graph(*m->graph(), model->graph, 0));
     TSR_RETURN_IF_ERROR(model->graph.validate().with_context(what_));
+    if (m->training()) TSR_RETURN_IF_ERROR(read_training(*m->training(), *model));
     return model;
   }
 
@@ -120,6 +121,31 @@ class Reader {
       return bad("tensor '" + name + "': " + std::to_string(d->size()) + " bytes do not match shape " + shape_to_string(shape) +
                  " of " + dtype_name(dtype));
     return Tensor::wrap(dtype, shape, const_cast<uint8_t*>(s.data + d->offset()), keepalive_);
+  }
+
+  // TrainingState: each optimizer state tensor takes the dtype and shape of the parameter
+  // it names, which must be an initializer of the main graph.
+  Status read_training(const fb::TrainingState& ft, Model& model) {
+    auto t = std::make_shared<TrainingState>();
+    if (ft.optimizer()) t->optimizer = ft.optimizer()->str();
+    t->step = ft.step();
+    if (t->step < 0) return bad("training state: negative step " + std::to_string(t->step));
+    if (ft.states())
+      for (const fb::OptimizerState* fs : *ft.states()) {
+        OptimizerStateTensor st;
+        st.value = fs->value()->str();
+        st.name = fs->name()->str();
+        const std::string what = "optimizer state '" + st.value + "/" + st.name + "'";
+        const int v = model.graph.find_value(st.value);
+        if (v < 0 || !model.graph.values[v].initializer)
+          return bad(what + " belongs to '" + st.value + "', which is not an initializer of the graph");
+        const Tensor& p = *model.graph.values[v].initializer;
+        TSR_ASSIGN_OR_RETURN(Tensor data, tensor(fs->data(), p.dtype(), p.shape(), what));
+        st.data = std::make_shared<const Tensor>(std::move(data));
+        t->states.push_back(std::move(st));
+      }
+    model.training = std::move(t);
+    return Status::ok();
   }
 
   Status read_graph(const fb::Graph& fg, Graph& g, int depth) {

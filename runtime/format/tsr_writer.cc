@@ -99,6 +99,15 @@ class FbWriter {
                                b_.CreateVector(gs));
   }
 
+  flatbuffers::Offset<fb::TrainingState> training(const TrainingState& t) {
+    std::vector<flatbuffers::Offset<fb::OptimizerState>> states;
+    for (const OptimizerStateTensor& st : t.states)
+      states.push_back(fb::CreateOptimizerState(b_, b_.CreateString(st.value), b_.CreateString(st.name), tensor_data(*st.data)));
+    auto opt = b_.CreateString(t.optimizer);
+    auto sv = b_.CreateVector(states);
+    return fb::CreateTrainingState(b_, opt, t.step, sv, b_.CreateVector(std::vector<flatbuffers::Offset<fb::Attribute>>{}));
+  }
+
   flatbuffers::Offset<fb::Model> model(const Model& m, uint64_t segment_offset, uint64_t checksum) {
     std::vector<flatbuffers::Offset<fb::OpsetImport>> opsets;
     for (const auto& [d, v] : m.meta.opset_imports) opsets.push_back(fb::CreateOpsetImport(b_, b_.CreateString(d), v));
@@ -116,7 +125,8 @@ class FbWriter {
     auto sv = b_.CreateVector(segs);
     auto kv = b_.CreateVectorOfStrings(keys);
     auto vv = b_.CreateVectorOfStrings(vals);
-    return fb::CreateModel(b_, kTsrFormatVersion, 1, pn, pv, m.meta.ir_version, ops, g, sv, 0, 0, 0, 0, kv, vv);
+    flatbuffers::Offset<fb::TrainingState> tr = m.training ? training(*m.training) : 0;
+    return fb::CreateModel(b_, kTsrFormatVersion, 1, pn, pv, m.meta.ir_version, ops, g, sv, 0, 0, 0, tr, kv, vv);
   }
 
  private:
@@ -139,6 +149,11 @@ Result<std::vector<uint8_t>> serialize_tsr(const Model& model) {
   TSR_RETURN_IF_ERROR(model.graph.validate().with_context("serialize_tsr"));
   WeightLayout layout;
   collect_tensors(model.graph, layout);
+  if (model.training)
+    for (const OptimizerStateTensor& st : model.training->states) {
+      if (!st.data) return invalid_argument("serialize_tsr: optimizer state '" + st.value + "/" + st.name + "' has no tensor");
+      layout.add(st.data.get());
+    }
 
   // Segment bytes and their checksum.
   std::vector<uint8_t> segment(layout.size(), 0);

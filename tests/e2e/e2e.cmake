@@ -81,3 +81,19 @@ if(TARGET tessera AND TARGET tessera_converter AND TARGET tessera_c_shared)
   set_tests_properties(e2e.c_example PROPERTIES LABELS "e2e" SKIP_RETURN_CODE 77 TIMEOUT 900
                        ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1")
 endif()
+
+# The training module through tessera-finetune and tessera export (tests/e2e/train_test.py):
+# optimizer steps against NumPy, the digits demo, ONNX export against onnxruntime, kill and
+# resume, bad input, and the PP-OCR classifier with a new head.
+if(TARGET tessera AND TARGET tessera_converter AND TARGET tessera-finetune)
+  foreach(_case numpy_step_mlp_sgd numpy_step_mlp_adamw numpy_step_cnn_sgd numpy_step_cnn_adamw numpy_step_mlp_sgd_mse
+                digits export resume bad_input cls_head)
+    add_test(NAME e2e.train.${_case}
+             COMMAND /bin/sh ${CMAKE_CURRENT_LIST_DIR}/with_venv_python.sh ${TESSERA_PYTHON}
+                     ${CMAKE_CURRENT_LIST_DIR}/train_test.py --tessera $<TARGET_FILE:tessera>
+                     --finetune $<TARGET_FILE:tessera-finetune> --models-dir ${TESSERA_MODELS_DIR}
+                     --work-dir ${CMAKE_BINARY_DIR}/e2e/train_${_case} --case ${_case})
+    set_tests_properties(e2e.train.${_case} PROPERTIES
+      LABELS "e2e;train" SKIP_RETURN_CODE 77 TIMEOUT 600 ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1")
+  endforeach()
+endif()

@@ -25,6 +25,8 @@ Status write_onnx_tensor_file(const std::string& path, const Tensor&, const std:
   return no_converter("write " + path);
 }
 
+Status export_onnx_file(const Model&, const std::string& onnx_path) { return no_converter("export " + onnx_path); }
+
 // Not a stub: `tessera inspect` counts nodes with it; the same walk as
 // converter/onnx_import.cc (nodes of the graph and of every subgraph attribute).
 int count_nodes(const Graph& g) {

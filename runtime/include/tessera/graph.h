@@ -120,6 +120,22 @@ struct ModelExtras {
   size_t segments = 0;          // weight / optimizer-state segments
 };
 
+/// One optimizer state tensor of a training checkpoint (schema TrainingState.states): it
+/// has the dtype and shape of the parameter `value` it belongs to.
+struct OptimizerStateTensor {
+  std::string value;                   // the parameter: a value of the main graph
+  std::string name;                    // "momentum_buffer", "exp_avg", "exp_avg_sq"
+  std::shared_ptr<const Tensor> data;
+};
+
+/// The training state a checkpoint carries (schema/tessera.fbs TrainingState): the
+/// optimizer's name, the number of completed steps, and its per-parameter state tensors.
+struct TrainingState {
+  std::string optimizer;               // "sgd", "adamw"
+  int64_t step = 0;
+  std::vector<OptimizerStateTensor> states;
+};
+
 /// A whole model: metadata plus the main graph. Constant tensors may point into a file
 /// mapping; `storage` keeps that mapping alive.
 struct Model {
@@ -129,6 +145,8 @@ struct Model {
   /// Format version of the file this model was read from (0 when built in memory).
   uint32_t format_version = 0;
   ModelExtras extras;
+  /// Set for a training checkpoint (written by train/, read back by the .tsr reader).
+  std::shared_ptr<const TrainingState> training;
   /// Opset version of `domain` the model imports, or 0.
   int64_t opset(const std::string& domain = "") const;
 };

@@ -1,0 +1,332 @@
+#include "train/trainer.h"
+
+#include <cmath>
+#include <random>
+#include <regex>
+#include <set>
+
+#include "tessera/session.h"
+#include "tessera/tsr_file.h"
+#include "train/autodiff.h"
+
+namespace tessera::train {
+
+namespace {
+
+int producer_of(const Graph& g, int v) {
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    for (int o : g.nodes[i].outputs)
+      if (o == v) return static_cast<int>(i);
+  return -1;
+}
+
+Tensor uniform(const Shape& s, double bound, std::mt19937_64& gen) {
+  Tensor t = Tensor::allocate(DType::kFloat32, s).value();
+  std::uniform_real_distribution<double> u(-bound, bound);
+  for (int64_t i = 0; i < t.numel(); ++i) t.data_as<float>()[i] = static_cast<float>(u(gen));
+  return t;
+}
+
+void set_initializer(Graph& g, int v, Tensor t) {
+  Value& val = g.values[v];
+  val.has_shape = true;
+  val.shape.clear();
+  for (int64_t d : t.shape()) val.shape.push_back(Dim{d, ""});
+  val.initializer = std::make_shared<Tensor>(std::move(t));
+}
+
+// --replace-head: the last MatMul/Gemm with an initializer weight gets `classes` outputs.
+Status replace_head(Graph& g, int classes, uint64_t seed, std::vector<std::string>* notes) {
+  for (size_t i = g.nodes.size(); i-- > 0;) {
+    Node& n = g.nodes[i];
+    if ((n.op_type != "MatMul" && n.op_type != "Gemm") || !n.domain.empty() || n.inputs.size() < 2) continue;
+    const int w = n.inputs[1];
+    if (w < 0 || !g.values[w].initializer || g.values[w].initializer->rank() != 2) continue;
+    const Tensor& old = *g.values[w].initializer;
+    const bool tb = n.op_type == "Gemm" && n.attr_i("transB", 0) != 0;
+    const int64_t k = tb ? old.dim(1) : old.dim(0), outs = tb ? old.dim(0) : old.dim(1);
+    if (outs == classes) {
+      notes->push_back("head '" + n.name + "' already has " + std::to_string(classes) + " outputs: kept");
+      return Status::ok();
+    }
+    std::mt19937_64 gen(seed);
+    const double bound = 1.0 / std::sqrt(static_cast<double>(k));
+    set_initializer(g, w, uniform(tb ? Shape{classes, k} : Shape{k, classes}, bound, gen));
+    // The bias: Gemm's C, or an Add of an initializer right after a MatMul.
+    int bias = -1;
+    if (n.op_type == "Gemm" && n.inputs.size() > 2) bias = n.inputs[2];
+    if (n.op_type == "MatMul")
+      for (Node& m : g.nodes)
+        if (m.op_type == "Add" && m.inputs.size() == 2 && m.inputs[0] == n.outputs[0] && g.values[m.inputs[1]].initializer)
+          bias = m.inputs[1];
+    if (bias >= 0 && g.values[bias].initializer) set_initializer(g, bias, uniform({classes}, bound, gen));
+    // Declared shapes downstream are stale now.
+    std::set<int> down = {n.outputs[0]};
+    for (size_t j = i; j < g.nodes.size(); ++j) {
+      bool hit = false;
+      for (int in : g.nodes[j].inputs) hit |= down.count(in) != 0;
+      if (hit || j == i)
+        for (int o : g.nodes[j].outputs)
+          if (o >= 0) { down.insert(o); g.values[o].has_shape = false; g.values[o].shape.clear(); }
+    }
+    notes->push_back("head '" + n.name + "' replaced: " + std::to_string(outs) + " -> " + std::to_string(classes) +
+                     " outputs (weight '" + g.values[w].name + "'" + (bias >= 0 ? ", bias '" + g.values[bias].name + "'" : "") + ")");
+    return Status::ok();
+  }
+  return invalid_argument("--replace-head: the model has no MatMul or Gemm with a 2-D initializer weight to replace");
+}
+
+int add_node(Graph& g, const std::string& op, const std::vector<int>& ins, const std::string& out_name, DType dt,
+             std::vector<Attribute> attrs = {}) {
+  Node n;
+  n.op_type = op;
+  n.domain = kTrainOpDomain;
+  n.opset = 1;
+  n.name = out_name;
+  n.inputs = ins;
+  n.attributes = std::move(attrs);
+  Value v;
+  v.name = out_name;
+  v.dtype = dt;
+  n.outputs = {g.add_value(std::move(v))};
+  g.nodes.push_back(n);
+  return n.outputs[0];
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Trainer>> Trainer::create(const Model& model, const TrainerConfig& cfg) {
+  TSR_RETURN_IF_ERROR(validate(cfg.optimizer));
+  if (cfg.loss != "ce" && cfg.loss != "mse") return invalid_argument("loss '" + cfg.loss + "': expected ce or mse");
+  if (cfg.label_smoothing < 0 || cfg.label_smoothing >= 1) return invalid_argument("label smoothing must be in [0, 1)");
+  std::unique_ptr<Trainer> t(new Trainer());
+  t->cfg_ = cfg;
+  t->model_ = std::make_shared<Model>(model);
+  Graph& g = t->model_->graph;
+  if (g.inputs.size() != 1 || g.outputs.size() != 1)
+    return invalid_argument("training needs a model with one input and one output; this one has " + std::to_string(g.inputs.size()) +
+                            " inputs and " + std::to_string(g.outputs.size()) + " outputs");
+  if (g.values[g.inputs[0]].dtype != DType::kFloat32) return invalid_argument("training needs a float32 model input");
+  if (cfg.replace_head > 0) TSR_RETURN_IF_ERROR(replace_head(g, cfg.replace_head, cfg.seed, &t->notes_));
+  t->input_ = g.values[g.inputs[0]].name;
+  t->output_ = g.values[g.outputs[0]].name;
+  // The logits: through trailing Identity ops, the input of a final Softmax/LogSoftmax.
+  int logits = g.outputs[0];
+  if (cfg.loss == "ce") {
+    for (int p = producer_of(g, logits); p >= 0; p = producer_of(g, logits)) {
+      const Node& n = g.nodes[p];
+      if (n.op_type == "Identity") { logits = n.inputs[0]; continue; }
+      if (n.op_type == "Softmax" || n.op_type == "LogSoftmax") {
+        logits = n.inputs[0];
+        t->notes_.push_back("cross-entropy reads the logits '" + g.values[logits].name + "' (the input of the final " + n.op_type + ")");
+      }
+      break;
+    }
+  }
+  t->logits_ = g.values[logits].name;
+
+  // Trainable parameters: float initializers that nodes read, except BatchNormalization's
+  // running statistics, scalars (Clip bounds, exponents) and what --freeze matches.
+  std::regex freeze;
+  if (!cfg.freeze.empty()) {
+    try {
+      freeze = std::regex(cfg.freeze);
+    } catch (const std::regex_error& e) {
+      return invalid_argument("--freeze '" + cfg.freeze + "' is not a valid regular expression: " + e.what());
+    }
+  }
+  std::set<int> used, excluded;
+  for (const Node& n : g.nodes) {
+    for (size_t k = 0; k < n.inputs.size(); ++k) {
+      if (n.inputs[k] < 0) continue;
+      used.insert(n.inputs[k]);
+      if (n.op_type == "BatchNormalization" && k >= 3) excluded.insert(n.inputs[k]);
+      if (n.op_type == "Clip" || n.op_type == "Pow" || n.op_type == "Dropout" || n.op_type == "Reshape") {
+        if (k >= 1) excluded.insert(n.inputs[k]);
+      }
+    }
+  }
+  std::vector<std::string> wrt;
+  for (int v : used) {
+    const Value& val = g.values[v];
+    if (!val.initializer || val.initializer->dtype() != DType::kFloat32 || excluded.count(v) || val.initializer->numel() <= 1) continue;
+    if (!cfg.freeze.empty() && std::regex_search(val.name, freeze)) {
+      t->frozen_.push_back(val.name);
+      continue;
+    }
+    wrt.push_back(val.name);
+  }
+  // Loss node: ce(logits, target int64 [N]) or mse(output, target).
+  Graph tg = g;
+  {
+    Value tv;
+    tv.name = "tessera.train.target";
+    tv.dtype = cfg.loss == "ce" ? DType::kInt64 : DType::kFloat32;
+    int tid = tg.add_value(std::move(tv));
+    tg.inputs.push_back(tid);
+    t->target_ = tg.values[tid].name;
+    int pred = cfg.loss == "ce" ? tg.find_value(t->logits_) : tg.find_value(t->output_);
+    std::vector<Attribute> at;
+    if (cfg.loss == "ce") {
+      Attribute a;
+      a.name = "label_smoothing";
+      a.type = AttrType::kFloat;
+      a.f = static_cast<float>(cfg.label_smoothing);
+      at.push_back(a);
+    }
+    int l = add_node(tg, cfg.loss == "ce" ? "SoftmaxCrossEntropy" : "MSELoss", {pred, tid}, "tessera.train.loss", DType::kFloat32, at);
+    t->loss_ = tg.values[l].name;
+  }
+  // Evaluation runs the graph in inference mode (Dropout off, BatchNormalization with the
+  // running statistics).
+  auto eval_graph = std::make_shared<Graph>(tg);
+  // Training mode: Dropout drops; BatchNormalization (when cfg.batchnorm_train) normalizes
+  // with the batch statistics and outputs updated running statistics (ONNX
+  // BatchNormalization-15: running = running * momentum + batch * (1 - momentum)), which
+  // the trainer keeps and feeds back.
+  auto set_attr = [](Node& n, const std::string& name, int64_t v) {
+    for (Attribute& a : n.attributes)
+      if (a.name == name) { a.type = AttrType::kInt; a.i = v; return; }
+    Attribute a;
+    a.name = name;
+    a.type = AttrType::kInt;
+    a.i = v;
+    n.attributes.push_back(a);
+  };
+  for (size_t i = 0; i < tg.nodes.size(); ++i) {
+    if (!tg.nodes[i].domain.empty()) continue;
+    if (tg.nodes[i].op_type == "Dropout") set_attr(tg.nodes[i], "training_mode", 1);
+    if (tg.nodes[i].op_type == "BatchNormalization" && cfg.batchnorm_train) {
+      Node& n = tg.nodes[i];
+      if (n.inputs.size() < 5 || n.inputs[3] < 0 || n.inputs[4] < 0 || !tg.values[n.inputs[3]].initializer ||
+          !tg.values[n.inputs[4]].initializer)
+        return invalid_argument(n.describe() + ": training mode needs the running mean and var as initializers");
+      set_attr(n, "training_mode", 1);
+      n.outputs.resize(3, -1);
+      for (int k = 1; k <= 2; ++k) {
+        if (n.outputs[k] < 0) {
+          Value v;
+          v.name = n.name + (k == 1 ? "/running_mean" : "/running_var");
+          while (tg.find_value(v.name) >= 0) v.name += "_";
+          v.dtype = DType::kFloat32;
+          tg.nodes[i].outputs[k] = tg.add_value(std::move(v));
+        }
+        const Node& nn = tg.nodes[i];
+        const std::string stat = tg.values[nn.inputs[2 + k]].name;
+        t->bn_stats_.push_back({tg.values[nn.outputs[k]].name, stat});
+        t->buffers_.push_back({stat, tg.values[nn.inputs[2 + k]].initializer->clone().value()});
+      }
+    }
+  }
+  TSR_ASSIGN_OR_RETURN(BackwardInfo info, append_backward(tg, t->loss_, wrt));
+  t->seed_ = info.seed;
+  // Parameters the loss does not reach get zeros from autodiff: leave them out.
+  auto train_graph = std::make_shared<Graph>(std::move(tg));
+  std::vector<std::string> fetch = {t->loss_};
+  for (size_t i = 0; i < wrt.size(); ++i) {
+    int gv = train_graph->find_value(info.grads[i]);
+    bool zeros = false;
+    for (const Node& n : train_graph->nodes)
+      if (!n.outputs.empty() && n.outputs[0] == gv && n.op_type == "ZerosLike") zeros = true;
+    if (zeros) {
+      t->notes_.push_back("'" + wrt[i] + "' does not affect the loss: not trained");
+      continue;
+    }
+    Param p;
+    p.name = wrt[i];
+    p.value = g.values[g.find_value(wrt[i])].initializer->clone().value();
+    // Resume: the checkpoint's optimizer state (TrainingState) for this parameter.
+    if (model.training)
+      for (const OptimizerStateTensor& st : model.training->states)
+        if (st.value == p.name) {
+          if (st.data->shape() != p.value.shape() || st.data->dtype() != DType::kFloat32)
+            return invalid_argument("checkpoint: optimizer state '" + st.value + "/" + st.name + "' " + st.data->describe() +
+                                    " does not match the parameter " + p.value.describe());
+          p.state.push_back({st.name, st.data->clone().value()});
+        }
+    t->params_.push_back(std::move(p));
+    t->grads_.push_back(info.grads[i]);
+    fetch.push_back(info.grads[i]);
+  }
+  if (t->params_.empty()) return invalid_argument("nothing to train: every parameter is frozen or does not affect the loss");
+  for (const auto& [out, stat] : t->bn_stats_) fetch.push_back(out);
+  TSR_ASSIGN_OR_RETURN(t->train_, Interpreter::create(train_graph, fetch));
+  TSR_ASSIGN_OR_RETURN(t->eval_, Interpreter::create(eval_graph, {t->loss_, t->output_}));
+  if (model.training) {
+    if (!model.training->optimizer.empty() && model.training->optimizer != cfg.optimizer.kind)
+      return invalid_argument("checkpoint was trained with optimizer '" + model.training->optimizer + "'; resuming with '" +
+                              cfg.optimizer.kind + "' would discard its state (give --optimizer " + model.training->optimizer + ")");
+    t->step_ = model.training->step;
+  }
+  t->model_->training.reset();
+  t->one_ = Tensor::allocate(DType::kFloat32, {}).value();
+  t->one_.data_as<float>()[0] = 1.0f;
+  return t;
+}
+
+Result<double> Trainer::train_step(const Tensor& x, const Tensor& target, double lr) {
+  std::vector<std::pair<std::string, Tensor>> feeds = {{input_, x}, {target_, target}, {seed_, one_}};
+  for (const Param& p : params_) feeds.push_back({p.name, p.value});
+  for (const auto& [name, b] : buffers_) feeds.push_back({name, b});
+  TSR_ASSIGN_OR_RETURN(std::vector<Tensor> out, train_->run(feeds, static_cast<uint64_t>(step_)));
+  const size_t nbn = bn_stats_.size();
+  for (size_t k = 0; k < nbn; ++k) {
+    TSR_ASSIGN_OR_RETURN(buffers_[k].second, out[out.size() - nbn + k].clone());
+  }
+  out.resize(out.size() - nbn);
+  const double loss = out[0].data_as<float>()[0];
+  if (!std::isfinite(loss)) return invalid_argument("the loss is " + std::to_string(loss) + " at step " + std::to_string(step_) + " (learning rate too high?)");
+  std::vector<Tensor> grads;
+  for (size_t i = 1; i < out.size(); ++i) {
+    TSR_ASSIGN_OR_RETURN(Tensor c, out[i].clone());
+    grads.push_back(std::move(c));
+  }
+  clip_grad_global_norm(grads, cfg_.clip_norm);
+  TSR_RETURN_IF_ERROR(optimizer_step(cfg_.optimizer, params_, grads, lr, step_));
+  ++step_;
+  return loss;
+}
+
+Status Trainer::check_input(const Shape& x) const {
+  SessionOptions so;
+  so.threads = 1;
+  so.verify_checksums = false;
+  TSR_ASSIGN_OR_RETURN(auto session, Session::create(model_, so));
+  return session->prepare({x}).with_context("input '" + input_ + "' of shape " + shape_to_string(x));
+}
+
+Result<Trainer::Eval> Trainer::evaluate(const Tensor& x, const Tensor& target) {
+  std::vector<std::pair<std::string, Tensor>> feeds = {{input_, x}, {target_, target}};
+  for (const Param& p : params_) feeds.push_back({p.name, p.value});
+  for (const auto& [name, b] : buffers_) feeds.push_back({name, b});
+  TSR_ASSIGN_OR_RETURN(std::vector<Tensor> out, eval_->run(feeds));
+  Eval e;
+  e.loss = out[0].data_as<float>()[0];
+  e.output = out[1];
+  return e;
+}
+
+std::shared_ptr<Model> Trainer::snapshot(const std::map<std::string, std::string>& properties) const {
+  auto m = std::make_shared<Model>(*model_);
+  Graph& g = m->graph;
+  auto ts = std::make_shared<TrainingState>();
+  ts->optimizer = cfg_.optimizer.kind;
+  ts->step = step_;
+  for (const Param& p : params_) {
+    int v = g.find_value(p.name);
+    set_initializer(g, v, p.value.clone().value());
+    g.values[v].trainable = true;
+    for (const auto& [sname, st] : p.state)
+      ts->states.push_back({p.name, sname, std::make_shared<const Tensor>(st.clone().value())});
+  }
+  for (const auto& [name, b] : buffers_) set_initializer(g, g.find_value(name), b.clone().value());
+  m->training = std::move(ts);
+  for (const auto& [k, v] : properties) m->meta.properties[k] = v;
+  return m;
+}
+
+Status Trainer::save(const std::string& path, const std::map<std::string, std::string>& properties) const {
+  return write_tsr_file(*snapshot(properties), path);
+}
+
+}  // namespace tessera::train

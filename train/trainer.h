@@ -1,0 +1,102 @@
+// Single-process training of a .tsr model: the forward graph, a loss node, the backward
+// graph (train/autodiff.h), an optimizer (train/optim.h), checkpoints that are .tsr files.
+//
+//   auto m = read_tsr_file("model.tsr");             // float32 model, one input [N, ...]
+//   TrainerConfig cfg; cfg.loss = "ce"; cfg.optimizer.kind = "adamw";
+//   auto t = Trainer::create(*m, cfg);
+//   double loss = (*t)->train_step(x, labels, lr).value();   // x float[N,...], labels int64[N]
+//   (*t)->save("ckpt.tsr");                                   // weights + optimizer state + step
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tessera/graph.h"
+#include "tessera/status.h"
+#include "tessera/tensor.h"
+#include "train/interpreter.h"
+#include "train/optim.h"
+
+namespace tessera::train {
+
+struct TrainerConfig {
+  /// "ce": softmax cross-entropy on the logits (when the model ends in Softmax/LogSoftmax,
+  /// possibly followed by Identity, the loss reads that op's input), targets int64 [N];
+  /// "mse": mean squared error on the model output, targets float [same shape].
+  std::string loss = "ce";
+  double label_smoothing = 0;  // ce only, in [0, 1)
+  OptimizerConfig optimizer;
+  /// ECMAScript regex; parameters whose name it finds (std::regex_search) stay frozen.
+  std::string freeze;
+  /// > 0: the last MatMul/Gemm with an initializer weight gets a new [K, classes] weight
+  /// (uniform in +-1/sqrt(K), as torch.nn.Linear) and a zero bias; skipped when it already
+  /// has `classes` outputs (a resumed checkpoint).
+  int replace_head = 0;
+  uint64_t seed = 0;           // head initialization
+  double clip_norm = 0;        // > 0: clip gradients to this global L2 norm
+  /// BatchNormalization trains with batch statistics and updates its running statistics
+  /// (ONNX BatchNormalization-15 training mode, momentum from the node); false: it stays in
+  /// inference mode (running statistics fixed, as for a frozen backbone). Models converted
+  /// with Conv+BatchNormalization folding have no BatchNormalization left.
+  bool batchnorm_train = true;
+};
+
+class Trainer {
+ public:
+  /// Builds the training graph of `model` (copied). Resumes when the model carries training
+  /// state (Model::training: a checkpoint written by save()): step count and optimizer state;
+  /// kInvalidArgument when the checkpoint's optimizer differs from cfg's. Errors: kInvalidArgument for a model with other
+  /// than one input or output, a non-float32 model, a bad config or freeze regex;
+  /// kUnimplemented naming the first op without a gradient rule or training kernel.
+  static Result<std::unique_ptr<Trainer>> create(const Model& model, const TrainerConfig& cfg);
+
+  /// One step on a batch: forward, loss, backward, clip, optimizer update with learning
+  /// rate `lr`. x: float32 [N, ...] as the model input; target: int64 [N] (ce) or float32
+  /// shaped like the output (mse). Returns the batch loss before the update.
+  Result<double> train_step(const Tensor& x, const Tensor& target, double lr);
+
+  /// Checks the forward graph for a model input of shape `x` with the runtime's own op
+  /// schemas (the Session planner's attribute checks and shape inference), so a malformed
+  /// model or a wrong input shape is reported, naming the node, before a training kernel
+  /// runs. Call it once per input shape (dims other than the batch) before training.
+  Status check_input(const Shape& x) const;
+
+  /// Loss and model output on a batch with the current weights (no update).
+  struct Eval {
+    double loss = 0;
+    Tensor output;
+  };
+  Result<Eval> evaluate(const Tensor& x, const Tensor& target);
+
+  /// The model with the current weights (trainable flags set) and, in Model::training, the
+  /// optimizer, its state and the step count, as written by save().
+  std::shared_ptr<Model> snapshot(const std::map<std::string, std::string>& properties = {}) const;
+  /// Writes snapshot() to `path` atomically (temporary file, then rename).
+  Status save(const std::string& path, const std::map<std::string, std::string>& properties = {}) const;
+
+  int64_t step() const { return step_; }
+  const std::vector<Param>& params() const { return params_; }
+  const std::vector<std::string>& frozen() const { return frozen_; }
+  const std::string& input_name() const { return input_; }
+  const std::string& logits_name() const { return logits_; }
+  /// Notes for the user (head replaced, loss on logits, ...).
+  const std::vector<std::string>& notes() const { return notes_; }
+
+ private:
+  Trainer() = default;
+  std::shared_ptr<Model> model_;   // forward model (weights as initializers)
+  TrainerConfig cfg_;
+  std::string input_, output_, logits_, target_, loss_, seed_;
+  std::vector<Param> params_;
+  std::vector<std::string> frozen_, notes_;
+  std::vector<std::string> grads_;
+  std::vector<std::pair<std::string, std::string>> bn_stats_;  // (BN running-stat output, its initializer)
+  std::vector<std::pair<std::string, Tensor>> buffers_;        // running statistics, by initializer name
+  std::unique_ptr<Interpreter> train_, eval_;
+  int64_t step_ = 0;
+  Tensor one_;
+};
+
+}  // namespace tessera::train
