@@ -8,6 +8,9 @@ set(_tsr_c_objects $<TARGET_OBJECTS:tessera_runtime_objs>)
 if(TESSERA_WITH_CUDA)
   list(APPEND _tsr_c_objects $<TARGET_OBJECTS:tessera_cuda_objs>)
 endif()
+if(TESSERA_WITH_VULKAN)
+  list(APPEND _tsr_c_objects $<TARGET_OBJECTS:tessera_vulkan_objs>)
+endif()
 
 add_library(tessera_c_shared SHARED ${TSR_C_API_SOURCES} ${_tsr_c_objects})
 add_library(tessera_c_static STATIC ${TSR_C_API_SOURCES} ${_tsr_c_objects})
@@ -39,6 +42,11 @@ if(TESSERA_WITH_CUDA)
   target_link_libraries(tessera_c_shared PRIVATE CUDA::cudart_static ${CMAKE_DL_LIBS})
   target_link_libraries(tessera_c_static INTERFACE CUDA::cudart_static ${CMAKE_DL_LIBS})
   set(_tsr_pc_private "${_tsr_pc_private} -lcudart_static -ldl -lrt")
+endif()
+if(TESSERA_WITH_VULKAN)
+  # The Vulkan loader is dlopen'ed (backends/vulkan/vk_api.cc): only libdl is linked.
+  target_link_libraries(tessera_c_shared PRIVATE ${CMAKE_DL_LIBS})
+  target_link_libraries(tessera_c_static INTERFACE ${CMAKE_DL_LIBS})
 endif()
 
 install(TARGETS tessera_c_shared tessera_c_static EXPORT TesseraTargets

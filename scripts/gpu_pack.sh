@@ -19,7 +19,7 @@
 # Env: BUILD_DIR (default build_gpu_pack, relative to the repository root), TESSERA_JOBS
 # (default nproc), MODELS_DIR (where the four .onnx files are; default: searched),
 # PYTHON (a Python with numpy, scikit-learn and Pillow for the inputs; default: searched).
-# The total must stay well under the 64 MiB that travels with the working tree.
+# The total must stay well under the 64 MiB that travels with the working tree (56 MiB here).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -35,7 +35,9 @@ export CCACHE_BASEDIR="$ROOT"
 command -v nvcc >/dev/null || [[ -x /usr/local/cuda/bin/nvcc ]] || die "nvcc not found (install the CUDA toolkit)"
 
 step "configure $BUILD_DIR (Release, CUDA on, tests on, no ASan copy)"
-cmake -S "$ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release -DTESSERA_WITH_CUDA=ON -DTESSERA_BUILD_TESTS=ON \
+# -U: the optional backends' defaults are found again (a cache from before their packages were
+# installed would keep them off).
+cmake -S "$ROOT" -B "$BUILD_DIR" -UTESSERA_WITH_VULKAN -UTESSERA_WITH_MPI -DCMAKE_BUILD_TYPE=Release -DTESSERA_WITH_CUDA=ON -DTESSERA_BUILD_TESTS=ON \
   -DTESSERA_ASAN_TESTS=OFF > "$BUILD_DIR.configure.log" 2>&1 || { tail -n 30 "$BUILD_DIR.configure.log" >&2; exit 1; }
 grep -E "Tessera: CUDA backend" "$BUILD_DIR.configure.log" || die "the CUDA backend is not configured (see $BUILD_DIR.configure.log)"
 step "build tessera tessera_cuda_tests tessera_nccl_tests (make -j$JOBS)"
@@ -110,5 +112,5 @@ done
 } > "$OUT/MANIFEST"
 total=$(du -sb "$OUT" | cut -f1)
 step "$(find "$OUT" -type f | wc -l) files, $((total / 1048576)) MiB in $OUT"
-(( total < 45 * 1048576 )) || die "$OUT is $((total / 1048576)) MiB; it must stay under 45 MiB"
+(( total < 56 * 1048576 )) || die "$OUT is $((total / 1048576)) MiB; it must stay under 56 MiB (64 MiB travel in all)"
 step "done; on the GPU machine: bash scripts/gpu_check.sh --prebuilt .devbuild"

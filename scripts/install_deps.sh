@@ -24,6 +24,9 @@ PACKAGES=(
   libonnx-dev libprotobuf-dev protobuf-compiler
   libcli11-dev libgtest-dev libxxhash-dev
   libopenmpi-dev openmpi-bin
+  # The Vulkan backend: headers, the shader compiler (build time) and Mesa's drivers, whose
+  # CPU driver lavapipe ("llvmpipe") runs the Vulkan tests on machines without a GPU.
+  libvulkan-dev glslc mesa-vulkan-drivers
 )
 # shellcheck source=scripts/apt_ensure.sh
 source "$ROOT/scripts/apt_ensure.sh"

@@ -39,9 +39,11 @@ step "ctest (-j$JOBS)"
 x86_rc=0
 (cd "$BUILD_DIR" && ctest --output-on-failure -j"$JOBS" "$@") || x86_rc=$?
 # The ONNX conformance summary (ctest shows a passing test's output only on failure).
-if [[ -f "$BUILD_DIR/conformance/cpu.md" ]]; then
-  step "$(sed -n 3p "$BUILD_DIR/conformance/cpu.md")"
-fi
+for backend in cpu vulkan; do
+  if [[ -f "$BUILD_DIR/conformance/$backend.md" ]]; then
+    step "$(sed -n 3p "$BUILD_DIR/conformance/$backend.md")"
+  fi
+done
 step "x86 tests done in $((SECONDS - start)) s (ctest exit $x86_rc)"
 
 arm_rc=0

@@ -74,7 +74,16 @@ std::unique_ptr<Backend> make_cpu_backend() { return std::make_unique<CpuBackend
 
 #ifdef TESSERA_WITH_CUDA
 Result<std::unique_ptr<Backend>> make_cuda_backend();  // backends/cuda/cuda_backend.cc
+#endif
+#ifdef TESSERA_WITH_VULKAN
+Result<std::unique_ptr<Backend>> make_vulkan_backend();  // backends/vulkan/vk_backend.cc
+#endif
+#if defined(TESSERA_WITH_CUDA) && defined(TESSERA_WITH_VULKAN)
+constexpr const char* kAvailable = "cpu, cuda, vulkan";
+#elif defined(TESSERA_WITH_CUDA)
 constexpr const char* kAvailable = "cpu, cuda";
+#elif defined(TESSERA_WITH_VULKAN)
+constexpr const char* kAvailable = "cpu, vulkan";
 #else
 constexpr const char* kAvailable = "cpu";
 #endif
@@ -86,7 +95,11 @@ Result<std::unique_ptr<Backend>> make_backend(const std::string& name) {
 #else
   if (name == "cuda") return unimplemented("backend 'cuda' is not built (configure with -DTESSERA_WITH_CUDA=ON)");
 #endif
-  if (name == "vulkan") return unimplemented("backend 'vulkan' is not implemented yet (available: " + std::string(kAvailable) + ")");
+#ifdef TESSERA_WITH_VULKAN
+  if (name == "vulkan") return make_vulkan_backend();
+#else
+  if (name == "vulkan") return unimplemented("backend 'vulkan' is not built (configure with -DTESSERA_WITH_VULKAN=ON; needs libvulkan-dev and glslc)");
+#endif
   return invalid_argument("unknown backend '" + name + "' (available: " + std::string(kAvailable) + ")");
 }
 

@@ -33,6 +33,18 @@ else()
       ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1")
   endforeach()
 
+  # Each real model on the Vulkan backend against the CPU backend and onnxruntime (rel error
+  # <= 1e-4); skipped when no Vulkan device is found.
+  if(TESSERA_WITH_VULKAN)
+    foreach(_model det rec cls vad)
+      add_test(NAME e2e.vulkan.real_model.${_model}
+               COMMAND ${_tsr_e2e_cmd} --work-dir ${_tsr_e2e_work}/vulkan_${_model} --model ${_model} --backend vulkan)
+      set_tests_properties(e2e.vulkan.real_model.${_model} PROPERTIES
+        LABELS "e2e;vulkan" SKIP_RETURN_CODE 77 TIMEOUT 1500
+        ENVIRONMENT "PYTHONDONTWRITEBYTECODE=1")
+    endforeach()
+  endif()
+
   # Bad input at the command line: a clean non-zero exit that names the problem.
   foreach(_case convert_missing_file convert_malformed_onnx run_missing_input run_wrong_shape
                 run_wrong_dtype run_truncated_tsr unknown_flag)

@@ -3,6 +3,12 @@
 
     real_models_test.py --tessera BIN --models-dir DIR --work-dir DIR --model det|rec|cls|vad
     real_models_test.py --tessera BIN --models-dir DIR --work-dir DIR --case CASE
+    real_models_test.py ... --model NAME --backend vulkan
+
+--backend B (with --model): runs the model on backend B (`tessera run --backend B --verbose`)
+and on the CPU backend, and requires every output within relative error 1e-4 of the CPU
+backend's (and of onnxruntime's), and at least one node placed on B; skipped (77) when
+backend B cannot be made here (the CLI's warning that its nodes run on the next backend).
 
 --model NAME: converts the real model, runs it with `tessera run` on its real input
 (scripts/demo/prepare_inputs.py), runs onnxruntime on the same input now, and requires for
@@ -89,6 +95,55 @@ def convert(binary, onnx, tsr):
 
 
 # ---- real models against onnxruntime ----
+
+def report(rows, what):
+    """Prints one line per output; returns the names of the outputs off by more than REL_TOL."""
+    bad = []
+    for r in rows:
+        ok = r["problem"] is None and r["rel"] <= REL_TOL
+        print(f"{'ok  ' if ok else 'FAIL'} {r['name']:<32} {str(r['shape']):<20} "
+              f"max abs {r['max_abs']:.3e}  rel {r['rel']:.3e} (bound {REL_TOL:g}, vs {what})"
+              + (f"  {r['problem']}" if r["problem"] else ""))
+        if not ok:
+            bad.append(r["name"])
+    return bad
+
+
+def check_model_on_backend(binary, models_dir, work, name, backend):
+    """The model on `backend` against the CPU backend and onnxruntime."""
+    onnx = model_path(models_dir, name)
+    inputs = model_inputs(name)
+    input_args = write_inputs(work, inputs)
+    tsr = os.path.join(work, name + ".tsr")
+    convert(binary, onnx, tsr)
+    cpu_dir = os.path.join(work, "out_cpu")
+    rc, _ = tessera(binary, "run", tsr, *input_args, "--output-dir", cpu_dir)
+    if rc != 0:
+        raise Failure(f"tessera run (cpu) failed (exit {rc})")
+    dev_dir = os.path.join(work, "out_" + backend)
+    rc, out = tessera(binary, "run", tsr, *input_args, "--output-dir", dev_dir,
+                      "--backend", backend, "--verbose")
+    if rc != 0:
+        raise Failure(f"tessera run --backend {backend} failed (exit {rc})")
+    placed = out.count(f"-> {backend}")
+    on_cpu = sum(1 for line in out.splitlines() if " node " in line and line.rstrip().endswith("-> cpu"))
+    if placed == 0:
+        # The CLI's warning when the backend cannot be made (no device, no loader, not
+        # built): "backend 'B': <why>; its nodes run on the next backend of the list".
+        for line in out.splitlines():
+            if f"backend '{backend}'" in line and "next backend" in line:
+                skip(f"backend {backend} is not available here: {line.strip()}")
+        raise Failure(f"no node ran on {backend}")
+    print(f"placements: {placed} nodes and copies on {backend}, {on_cpu} nodes on the cpu")
+    cpu = {}
+    want = run_ort(onnx, inputs, threads=1)
+    for n in want:
+        cpu[n] = np.load(os.path.join(cpu_dir, sanitize(n) + ".npy"))
+    bad = report(compare_dir(cpu, dev_dir), "cpu backend")
+    bad += report(compare_dir(want, dev_dir), "onnxruntime")
+    if bad:
+        raise Failure(f"{name} on {backend}: outputs off: {bad}")
+
 
 def check_model(binary, models_dir, work, name):
     onnx = model_path(models_dir, name)
@@ -215,6 +270,7 @@ def main():
     which = ap.add_mutually_exclusive_group(required=True)
     which.add_argument("--model", choices=sorted(MODELS))
     which.add_argument("--case", choices=sorted(CASES))
+    ap.add_argument("--backend", default="cpu", help="with --model: the backend to check against the CPU")
     args = ap.parse_args()
 
     if not os.access(args.tessera, os.X_OK):
@@ -223,7 +279,9 @@ def main():
     shutil.rmtree(args.work_dir, ignore_errors=True)
     os.makedirs(args.work_dir)
     try:
-        if args.model:
+        if args.model and args.backend != "cpu":
+            check_model_on_backend(args.tessera, args.models_dir, args.work_dir, args.model, args.backend)
+        elif args.model:
             check_model(args.tessera, args.models_dir, args.work_dir, args.model)
         else:
             CASES[args.case](args.tessera, args.models_dir, args.work_dir)
