@@ -479,7 +479,9 @@ TEST(VulkanGraph, FusedEpilogues) {
     ASSERT_TRUE(vk.is_ok()) << vk.status().to_string();
     std::string all;
     for (const auto& p : placements) all += p + "\n";
-    if (!dry_run_on_cpu()) EXPECT_NE(all.find("+ Relu node 'Relu2' -> vulkan"), std::string::npos) << all;
+    if (!dry_run_on_cpu()) {
+      EXPECT_NE(all.find("+ Relu node 'Relu2' -> vulkan"), std::string::npos) << all;
+    }
     expect_close(vk.value()[0], cpu.value()[0], gemm_atol(16 * 9), 1e-5, "Conv+Add+Relu");
   }
   // MatMul -> Add(bias [N]) -> Gelu, and Gemm -> Clip (ReLU6), as in BERT and MobileNet.
@@ -504,10 +506,14 @@ TEST(VulkanGraph, FusedEpilogues) {
     ASSERT_TRUE(vk.is_ok()) << vk.status().to_string();
     std::string all;
     for (const auto& p : placements) all += p + "\n";
-    if (!dry_run_on_cpu())
+    if (!dry_run_on_cpu()) {
       EXPECT_NE(all.find(std::string("+ ") + act + " node"), std::string::npos) << act << " not fused:\n" << all;
-    for (const auto& p : placements)  // every node on Vulkan (the copies of the input and output aside)
-      if (!dry_run_on_cpu() && p.find(" node ") != std::string::npos) EXPECT_NE(p.find("-> vulkan"), std::string::npos) << p;
+    }
+    for (const auto& p : placements) {  // every node on Vulkan (the copies of the input and output aside)
+      if (!dry_run_on_cpu() && p.find(" node ") != std::string::npos) {
+        EXPECT_NE(p.find("-> vulkan"), std::string::npos) << p;
+      }
+    }
     expect_close(vk.value()[0], cpu.value()[0], gemm_atol(33), 1e-5, std::string("MatMul+Add+") + act);
   }
 }
