@@ -3,6 +3,7 @@
 // ops.cc). A node whose dtypes, attributes or shapes a CUDA kernel does not take is
 // declined and runs on the CPU, with copies inserted by the planner (see plan.h).
 #include "backends/cuda/cuda_backend.h"
+#include "backends/unary_math.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -43,23 +44,13 @@ Status ensure_cublas(const CudaContext& c) {
 }
 
 bool add_tail(const Epilogue& ep, const Shape& out_shape, CudaEpilogue* out) {
-  using K = FusedActivation::Kind;
+  UnaryMath u;
+  if (!unary_math_of_activation(ep.act, &u)) return false;
   EpilogueParams& p = out->params;
-  p.has_act = ep.act.kind != K::kNone;
-  p.alpha = ep.act.alpha;
-  p.beta = ep.act.beta;
-  switch (ep.act.kind) {
-    case K::kNone: break;
-    case K::kRelu: p.op = UnaryOp::kRelu; break;
-    case K::kLeakyRelu: p.op = UnaryOp::kLeakyRelu; break;
-    case K::kClip: p.op = UnaryOp::kClip; break;
-    case K::kSigmoid: p.op = UnaryOp::kSigmoid; break;
-    case K::kHardSigmoid: p.op = UnaryOp::kHardSigmoid; break;
-    case K::kHardSwish: p.op = UnaryOp::kHardSwish; break;
-    case K::kTanh: p.op = UnaryOp::kTanh; break;
-    case K::kGelu: p.op = UnaryOp::kGeluErf; break;
-    default: return false;
-  }
+  p.has_act = u.op != UnaryOp::kIdentity;
+  p.op = u.op;
+  p.alpha = u.alpha;
+  p.beta = u.beta;
   p.scale = ep.act.scale;
   p.shift = ep.act.shift;
   out->addend_input = ep.addend_input;

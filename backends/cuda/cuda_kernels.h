@@ -11,6 +11,8 @@
 
 #include <cstdint>
 
+#include "backends/unary_math_op.h"
+
 namespace tessera::cuda {
 
 constexpr int kMaxDims = 8;
@@ -49,10 +51,8 @@ cudaError_t launch_binary_f32(BinaryOp op, const float* a, const float* b, float
                               cudaStream_t stream);
 
 /// Unary float32 ops: y = f(x) computed in double (see the CPU reference formulas).
-enum class UnaryOp : int {
-  kRelu, kLeakyRelu, kElu, kSelu, kSigmoid, kHardSigmoid, kHardSwish, kTanh, kSoftplus, kSoftsign, kGeluErf,
-  kGeluTanh, kErf, kExp, kLog, kSqrt, kReciprocal, kAbs, kNeg, kFloor, kCeil, kSin, kCos, kMish, kClip, kIdentity
-};
+/// The ops: backends/unary_math_op.h, shared with the Vulkan backend.
+using UnaryOp = UnaryMathOp;
 /// alpha/beta: LeakyRelu, Elu (alpha), Selu (alpha, gamma = beta), HardSigmoid (alpha,
 /// beta), Clip (min = alpha, max = beta).
 cudaError_t launch_unary_f32(UnaryOp op, const float* x, float* y, int64_t n, double alpha, double beta, cudaStream_t stream);

@@ -8,6 +8,7 @@
 
 #include "backends/cpu/ref/ref_util.h"
 #include "backends/cuda/cuda_backend.h"
+#include "backends/unary_math.h"
 #include "backends/cuda/cuda_kernels.h"
 #include "runtime/ops/resize_attrs.h"
 #include "runtime/ops/softmax_layout.h"
@@ -314,53 +315,10 @@ Result<std::unique_ptr<Kernel>> make_binary(const CudaContext& c, const CompileC
 
 Result<std::unique_ptr<Kernel>> make_unary(const CudaContext& c, const CompileContext& ctx) {
   if (!ctx.has_input(0) || !all_float32(ctx)) return decline();
-  const Node& node = ctx.node;
-  const std::string& t = node.op_type;
-  double alpha = 0, beta = 0;
-  UnaryOp op;
-  if (t == "Relu") op = UnaryOp::kRelu;
-  else if (t == "LeakyRelu") op = UnaryOp::kLeakyRelu, alpha = node.attr_f("alpha", 0.01f);
-  else if (t == "Elu") op = UnaryOp::kElu, alpha = node.attr_f("alpha", 1.0f);
-  else if (t == "Selu")
-    op = UnaryOp::kSelu, alpha = node.attr_f("alpha", 1.67326319217681884765625f),
-    beta = node.attr_f("gamma", 1.05070102214813232421875f);
-  else if (t == "Sigmoid") op = UnaryOp::kSigmoid;
-  else if (t == "HardSigmoid") op = UnaryOp::kHardSigmoid, alpha = node.attr_f("alpha", 0.2f), beta = node.attr_f("beta", 0.5f);
-  else if (t == "HardSwish") op = UnaryOp::kHardSwish;
-  else if (t == "Tanh") op = UnaryOp::kTanh;
-  else if (t == "Softplus") op = UnaryOp::kSoftplus;
-  else if (t == "Softsign") op = UnaryOp::kSoftsign;
-  else if (t == "Gelu") op = node.attr_s("approximate", "none") == "tanh" ? UnaryOp::kGeluTanh : UnaryOp::kGeluErf;
-  else if (t == "Erf") op = UnaryOp::kErf;
-  else if (t == "Exp") op = UnaryOp::kExp;
-  else if (t == "Log") op = UnaryOp::kLog;
-  else if (t == "Sqrt") op = UnaryOp::kSqrt;
-  else if (t == "Reciprocal") op = UnaryOp::kReciprocal;
-  else if (t == "Abs") op = UnaryOp::kAbs;
-  else if (t == "Neg") op = UnaryOp::kNeg;
-  else if (t == "Floor") op = UnaryOp::kFloor;
-  else if (t == "Ceil") op = UnaryOp::kCeil;
-  else if (t == "Sin") op = UnaryOp::kSin;
-  else if (t == "Cos") op = UnaryOp::kCos;
-  else if (t == "Mish") op = UnaryOp::kMish;
-  else if (t == "Clip") {
-    op = UnaryOp::kClip;
-    if (node.opset < 11) {
-      alpha = node.attr_f("min", -INFINITY);
-      beta = node.attr_f("max", INFINITY);
-    } else {
-      alpha = -FLT_MAX;  // as the reference: numeric_limits<float>::lowest() / max()
-      beta = FLT_MAX;
-      for (int i = 1; i <= 2; ++i) {
-        if (!ctx.has_input(i)) continue;
-        const ValueInfo& v = ctx.input(i);
-        if (!v.constant || v.constant->numel() != 1) return decline();  // read at run time: the CPU does it
-        (i == 1 ? alpha : beta) = v.constant->data_as<float>()[0];
-      }
-    }
-  } else {
-    return decline();
-  }
+  UnaryMath u;
+  if (!unary_math_of_node(ctx, &u)) return decline();
+  const UnaryOp op = u.op;
+  const double alpha = u.alpha, beta = u.beta;
   const int64_t n = numel(ctx.input(0).shape);
   const CudaContext* cp = &c;
   return launch_kernel(ctx, [cp, op, n, alpha, beta](const KernelContext& k) {

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <unordered_map>
 
+#include "backends/unary_math.h"
 #include "backends/vulkan/vk_backend.h"
 
 namespace tessera::vk {
@@ -238,20 +239,10 @@ Result<std::unique_ptr<Kernel>> VulkanBackend::compile_fused(const CompileContex
   const std::string& op = ctx.node.op_type;
   if ((op != "Conv" && op != "MatMul" && op != "Gemm") || ctx.outputs.size() != 1) return std::unique_ptr<Kernel>();
   const Epilogue& ep = *ctx.epilogue;
-  using K = FusedActivation::Kind;
   EpiloguePush p{};
-  switch (ep.act.kind) {  // the numbering of unary.comp (vk_ops_elementwise.cc, UnaryOp)
-    case K::kNone: p.op = -1; break;
-    case K::kRelu: p.op = 0; break;
-    case K::kLeakyRelu: p.op = 1; break;
-    case K::kSigmoid: p.op = 2; break;
-    case K::kTanh: p.op = 3; break;
-    case K::kHardSigmoid: p.op = 4; break;
-    case K::kHardSwish: p.op = 5; break;
-    case K::kClip: p.op = 6; break;
-    case K::kGelu: p.op = 8; break;
-    default: return std::unique_ptr<Kernel>();
-  }
+  UnaryMath u;  // unary.comp's numbering (backends/unary_math_op.h); -1: no activation
+  if (!unary_math_of_activation(ep.act, &u)) return std::unique_ptr<Kernel>();
+  p.op = u.op == UnaryMathOp::kIdentity ? -1 : static_cast<int32_t>(u.op);
   p.alpha = ep.act.alpha;
   p.beta = ep.act.beta;
   p.scale = ep.act.scale;

@@ -4,6 +4,7 @@
 #include <cfloat>
 #include <cmath>
 
+#include "backends/unary_math.h"
 #include "backends/vulkan/vk_backend.h"
 
 namespace tessera::vk {
@@ -16,10 +17,8 @@ int64_t numel(const Shape& s) {
   return n;
 }
 
-/// The numbering of unary.comp's `op`.
-enum class UnaryOp : int32_t { kRelu, kLeakyRelu, kSigmoid, kTanh, kHardSigmoid, kHardSwish, kClip, kErf, kGeluErf,
-                               kGeluTanh, kSqrt, kExp, kLog, kAbs, kNeg, kReciprocal, kFloor, kCeil, kSoftplus, kSoftsign,
-                               kElu, kSelu, kSin, kCos, kMish };
+/// unary.comp's `op` is the UnaryMathOp numbering (backends/unary_math_op.h).
+using UnaryOp = UnaryMathOp;
 
 struct UnaryPush {
   uint64_t x, y;
@@ -30,53 +29,10 @@ struct UnaryPush {
 
 Result<std::unique_ptr<Kernel>> make_unary(VulkanBackend* b, const CompileContext& ctx) {
   if (!ctx.has_input(0) || !all_float32(ctx) || ctx.outputs.size() != 1) return decline();
-  const Node& node = ctx.node;
-  const std::string& t = node.op_type;
-  float alpha = 0, beta = 0;
-  UnaryOp op;
-  if (t == "Relu") op = UnaryOp::kRelu;
-  else if (t == "LeakyRelu") op = UnaryOp::kLeakyRelu, alpha = node.attr_f("alpha", 0.01f);
-  else if (t == "Elu") op = UnaryOp::kElu, alpha = node.attr_f("alpha", 1.0f);
-  else if (t == "Selu")
-    op = UnaryOp::kSelu, alpha = node.attr_f("alpha", 1.67326319217681884765625f),
-    beta = node.attr_f("gamma", 1.05070102214813232421875f);
-  else if (t == "Sigmoid") op = UnaryOp::kSigmoid;
-  else if (t == "HardSigmoid") op = UnaryOp::kHardSigmoid, alpha = node.attr_f("alpha", 0.2f), beta = node.attr_f("beta", 0.5f);
-  else if (t == "HardSwish") op = UnaryOp::kHardSwish;
-  else if (t == "Tanh") op = UnaryOp::kTanh;
-  else if (t == "Softplus") op = UnaryOp::kSoftplus;
-  else if (t == "Softsign") op = UnaryOp::kSoftsign;
-  else if (t == "Gelu") op = node.attr_s("approximate", "none") == "tanh" ? UnaryOp::kGeluTanh : UnaryOp::kGeluErf;
-  else if (t == "Erf") op = UnaryOp::kErf;
-  else if (t == "Exp") op = UnaryOp::kExp;
-  else if (t == "Log") op = UnaryOp::kLog;
-  else if (t == "Sqrt") op = UnaryOp::kSqrt;
-  else if (t == "Reciprocal") op = UnaryOp::kReciprocal;
-  else if (t == "Abs") op = UnaryOp::kAbs;
-  else if (t == "Neg") op = UnaryOp::kNeg;
-  else if (t == "Floor") op = UnaryOp::kFloor;
-  else if (t == "Ceil") op = UnaryOp::kCeil;
-  else if (t == "Sin") op = UnaryOp::kSin;
-  else if (t == "Cos") op = UnaryOp::kCos;
-  else if (t == "Mish") op = UnaryOp::kMish;
-  else if (t == "Clip") {
-    op = UnaryOp::kClip;
-    if (node.opset < 11) {
-      alpha = node.attr_f("min", -INFINITY);
-      beta = node.attr_f("max", INFINITY);
-    } else {
-      alpha = -FLT_MAX;  // as the reference: numeric_limits<float>::lowest() / max()
-      beta = FLT_MAX;
-      for (int i = 1; i <= 2; ++i) {
-        if (!ctx.has_input(i)) continue;
-        const ValueInfo& v = ctx.input(i);
-        if (!v.constant || v.constant->numel() != 1) return decline();  // read at run time: the CPU does it
-        (i == 1 ? alpha : beta) = v.constant->data_as<float>()[0];
-      }
-    }
-  } else {
-    return decline();
-  }
+  UnaryMath u;
+  if (!unary_math_of_node(ctx, &u)) return decline();
+  const UnaryOp op = u.op;
+  const float alpha = u.alpha, beta = u.beta;
   const int64_t n = numel(ctx.input(0).shape);
   if (n >= (int64_t{1} << 31)) return decline();
   TSR_RETURN_IF_ERROR(b->device()->pipeline(Shader::kUnary).status());
