@@ -37,6 +37,7 @@
 #include "tessera/tsr_file.h"
 #include "train/comm/comm.h"
 #include "train/data_parallel.h"
+#include "train/mesh.h"
 #include "train/trainer.h"
 
 using namespace tessera;
@@ -204,15 +205,17 @@ int main(int argc, char** argv) {
   // gradient bytes alone.
   int dp = 1;
   if (!parallel.empty()) {
-    const std::string key = "dp=";
-    char* end = nullptr;
-    const long v = parallel.rfind(key, 0) == 0 ? std::strtol(parallel.c_str() + key.size(), &end, 10) : 0;
-    if (v < 1 || !end || *end != '\0') {
-      std::cerr << "tessera-finetune: error: --parallel '" << parallel
-                << "': expected dp=N with N >= 1 (tensor and pipeline parallelism are not implemented yet)\n";
+    auto spec = train::parse_parallel(parallel);
+    if (!spec.is_ok()) {
+      std::cerr << "tessera-finetune: error: " << spec.status().message() << "\n";
       return 2;
     }
-    dp = static_cast<int>(v);
+    if (spec->tp > 1 || spec->pp > 1) {
+      std::cerr << "tessera-finetune: error: --parallel '" << parallel
+                << "': tensor and pipeline parallelism are not implemented yet (give dp=N)\n";
+      return 2;
+    }
+    dp = spec->dp;
   }
   std::unique_ptr<train::Communicator> world, ctrl;
   std::unique_ptr<train::GradientBuckets> buckets;

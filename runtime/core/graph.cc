@@ -40,6 +40,19 @@ std::string Node::describe() const {
   return d + " node '" + name + "'";
 }
 
+std::string Placement::describe() const {
+  switch (kind) {
+    case PlacementKind::kBroadcast: return "B";
+    case PlacementKind::kSplit: return "S(" + std::to_string(split_dim) + ")";
+    case PlacementKind::kPartial: {
+      static const char* const names[] = {"sum", "max", "min", "prod", "avg"};
+      const auto r = static_cast<size_t>(reduce);
+      return std::string("P(") + (r < 5 ? names[r] : "?") + ")";
+    }
+  }
+  return "?";
+}
+
 int Graph::find_value(const std::string& n) const {
   if (index_.size() != values.size()) const_cast<Graph*>(this)->reindex();
   auto it = index_.find(n);

@@ -100,6 +100,7 @@ class Reader {
     TSR_RETURN_IF_ERROR(read_graph(*m->graph(), model->graph, 0));
     TSR_RETURN_IF_ERROR(model->graph.validate().with_context(what_));
     if (m->training()) TSR_RETURN_IF_ERROR(read_training(*m->training(), *model));
+    TSR_RETURN_IF_ERROR(read_sharding(*m, *model));
     return model;
   }
 
@@ -145,6 +146,114 @@ class Reader {
         t->states.push_back(std::move(st));
       }
     model.training = std::move(t);
+    return Status::ok();
+  }
+
+  // Meshes, SBP placements and weight chunks: every index, dim and offset is checked, so
+  // that the distributed module can trust them.
+  Status read_sharding(const fb::Model& m, Model& model) {
+    constexpr int64_t kMaxMeshRanks = int64_t{1} << 24;
+    if (m.meshes())
+      for (const fb::DeviceMesh* fm : *m.meshes()) {
+        DeviceMesh d;
+        if (fm->name()) d.name = fm->name()->str();
+        const std::string what = "mesh '" + d.name + "'";
+        if (!fm->shape() || fm->shape()->size() == 0) return bad(what + " has no dims");
+        int64_t ranks = 1;
+        for (int64_t n : *fm->shape()) {
+          if (n < 1 || n > kMaxMeshRanks || ranks * n > kMaxMeshRanks) return bad(what + ": bad dim size " + std::to_string(n));
+          ranks *= n;
+          d.shape.push_back(n);
+        }
+        const size_t nd = d.shape.size();
+        if (fm->dim_names()) {
+          if (fm->dim_names()->size() != nd) return bad(what + ": " + std::to_string(fm->dim_names()->size()) + " dim names for " + std::to_string(nd) + " dims");
+          for (const auto* s : *fm->dim_names()) d.dim_names.push_back(s->str());
+        }
+        if (fm->roles()) {
+          if (fm->roles()->size() != nd) return bad(what + ": " + std::to_string(fm->roles()->size()) + " roles for " + std::to_string(nd) + " dims");
+          for (auto r : *fm->roles()) {
+            if (static_cast<int>(r) < 0 || static_cast<int>(r) > 3) return bad(what + ": unknown role " + std::to_string(static_cast<int>(r)));
+            d.roles.push_back(static_cast<MeshDimRole>(r));
+          }
+        }
+        const int kind = static_cast<int>(fm->device_kind());
+        if (kind < 0 || kind > 2) return bad(what + ": unknown device kind " + std::to_string(kind));
+        d.device_kind = static_cast<MeshDeviceKind>(kind);
+        model.meshes.push_back(std::move(d));
+      }
+    if (m.shardings())
+      for (const fb::TensorSharding* fs : *m.shardings()) {
+        TensorSharding t;
+        t.value = fs->value()->str();
+        const std::string what = "sharding of '" + t.value + "'";
+        if (model.graph.find_value(t.value) < 0) return bad(what + ": no such value in the graph");
+        t.mesh = fs->mesh();
+        if (t.mesh >= model.meshes.size()) return bad(what + ": mesh " + std::to_string(t.mesh) + " does not exist");
+        if (fs->global_shape())
+          for (int64_t n : *fs->global_shape()) {
+            if (n < 0) return bad(what + ": negative global dim");
+            t.global_shape.push_back(n);
+          }
+        const size_t nd = model.meshes[t.mesh].shape.size();
+        if (!fs->placements() || fs->placements()->size() != nd)
+          return bad(what + ": " + std::to_string(fs->placements() ? fs->placements()->size() : 0) + " placements for a mesh of " +
+                     std::to_string(nd) + " dims");
+        for (const fb::Placement* fp : *fs->placements()) {
+          Placement p;
+          const int k = static_cast<int>(fp->kind()), r = static_cast<int>(fp->reduce_op());
+          if (k < 0 || k > 2) return bad(what + ": unknown placement kind " + std::to_string(k));
+          if (r < 0 || r > 4) return bad(what + ": unknown reduce op " + std::to_string(r));
+          p.kind = static_cast<PlacementKind>(k);
+          p.reduce = static_cast<PartialReduce>(r);
+          p.split_dim = fp->split_dim();
+          if (p.kind == PlacementKind::kSplit && (p.split_dim < 0 || static_cast<size_t>(p.split_dim) >= t.global_shape.size()))
+            return bad(what + ": split dim " + std::to_string(p.split_dim) + " outside its rank " + std::to_string(t.global_shape.size()));
+          t.placements.push_back(p);
+        }
+        model.shardings.push_back(std::move(t));
+      }
+    if (m.chunks())
+      for (const fb::WeightChunk* fc : *m.chunks()) {
+        WeightChunk c;
+        c.value = fc->value()->str();
+        if (fc->state()) c.state = fc->state()->str();
+        const std::string what = "weight chunk of '" + c.value + (c.state.empty() ? "" : "/" + c.state) + "'";
+        const int v = model.graph.find_value(c.value);
+        if (v < 0) return bad(what + ": no such value in the graph");
+        const Value& val = model.graph.values[v];
+        int32_t code = static_cast<int32_t>(fc->dtype());
+        if (code == 0) code = static_cast<int32_t>(val.dtype);
+        if (!dtype_is_valid(code) || code == 0) return bad(what + ": unsupported dtype code " + std::to_string(code));
+        // The global shape: the value's sharding, else its initializer, else its static shape.
+        std::vector<int64_t> global;
+        bool known = false;
+        for (const TensorSharding& t : model.shardings)
+          if (t.value == c.value) { global = t.global_shape; known = true; break; }
+        if (!known && val.initializer) { global = val.initializer->shape(); known = true; }
+        if (!known && val.has_shape) {
+          known = true;
+          for (const Dim& d : val.shape) {
+            if (!d.is_static()) { known = false; break; }
+            global.push_back(d.value);
+          }
+        }
+        if (!known) return bad(what + ": the global shape of '" + c.value + "' is not known (no sharding, initializer or static shape)");
+        Shape shape;
+        if (fc->shape()) shape.assign(fc->shape()->begin(), fc->shape()->end());
+        if (!fc->global_offset() || fc->global_offset()->size() != shape.size() || shape.size() != global.size())
+          return bad(what + ": offset, shape and global shape " + shape_to_string(global) + " differ in rank");
+        for (size_t d = 0; d < shape.size(); ++d) {
+          const int64_t o = fc->global_offset()->Get(d);
+          if (o < 0 || shape[d] < 0 || o > global[d] || shape[d] > global[d] - o)
+            return bad(what + ": offset " + std::to_string(o) + " + size " + std::to_string(shape[d]) + " outside dim " +
+                       std::to_string(d) + " of " + shape_to_string(global));
+          c.global_offset.push_back(o);
+        }
+        TSR_ASSIGN_OR_RETURN(Tensor data, tensor(fc->data(), static_cast<DType>(code), shape, what));
+        c.data = std::make_shared<const Tensor>(std::move(data));
+        model.chunks.push_back(std::move(c));
+      }
     return Status::ok();
   }
 

@@ -126,7 +126,30 @@ class FbWriter {
     auto kv = b_.CreateVectorOfStrings(keys);
     auto vv = b_.CreateVectorOfStrings(vals);
     flatbuffers::Offset<fb::TrainingState> tr = m.training ? training(*m.training) : 0;
-    return fb::CreateModel(b_, kTsrFormatVersion, 1, pn, pv, m.meta.ir_version, ops, g, sv, 0, 0, 0, tr, kv, vv);
+    std::vector<flatbuffers::Offset<fb::DeviceMesh>> meshes;
+    for (const DeviceMesh& d : m.meshes) {
+      std::vector<fb::MeshDimRole> roles;
+      for (MeshDimRole r : d.roles) roles.push_back(static_cast<fb::MeshDimRole>(r));
+      meshes.push_back(fb::CreateDeviceMesh(b_, b_.CreateString(d.name), b_.CreateVector(d.shape),
+                                            b_.CreateVectorOfStrings(d.dim_names), b_.CreateVector(roles),
+                                            static_cast<fb::DeviceKind>(d.device_kind)));
+    }
+    std::vector<flatbuffers::Offset<fb::TensorSharding>> shardings;
+    for (const TensorSharding& t : m.shardings) {
+      std::vector<flatbuffers::Offset<fb::Placement>> ps;
+      for (const Placement& p : t.placements)
+        ps.push_back(fb::CreatePlacement(b_, static_cast<fb::PlacementKind>(p.kind), p.split_dim, static_cast<fb::ReduceOp>(p.reduce)));
+      shardings.push_back(fb::CreateTensorSharding(b_, b_.CreateString(t.value), t.mesh, b_.CreateVector(ps), b_.CreateVector(t.global_shape)));
+    }
+    std::vector<flatbuffers::Offset<fb::WeightChunk>> chunks;
+    for (const WeightChunk& c : m.chunks)
+      chunks.push_back(fb::CreateWeightChunk(b_, b_.CreateString(c.value), b_.CreateVector(c.global_offset),
+                                             b_.CreateVector(c.data->shape()), tensor_data(*c.data), b_.CreateString(c.state),
+                                             static_cast<fb::DataType>(c.data->dtype())));
+    auto mv = b_.CreateVector(meshes);
+    auto shv = b_.CreateVector(shardings);
+    auto cv = b_.CreateVector(chunks);
+    return fb::CreateModel(b_, kTsrFormatVersion, 1, pn, pv, m.meta.ir_version, ops, g, sv, mv, shv, cv, tr, kv, vv);
   }
 
  private:
@@ -154,6 +177,11 @@ Result<std::vector<uint8_t>> serialize_tsr(const Model& model) {
       if (!st.data) return invalid_argument("serialize_tsr: optimizer state '" + st.value + "/" + st.name + "' has no tensor");
       layout.add(st.data.get());
     }
+
+  for (const WeightChunk& c : model.chunks) {
+    if (!c.data) return invalid_argument("serialize_tsr: weight chunk of '" + c.value + "' has no tensor");
+    layout.add(c.data.get());
+  }
 
   // Segment bytes and their checksum.
   std::vector<uint8_t> segment(layout.size(), 0);

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "train/comm/comm.h"
+#include "train/mesh.h"
 
 namespace tessera::train {
 namespace {
@@ -198,6 +199,63 @@ TEST(MpiComm, SplitPerMeshDim) {
   }
   EXPECT_EQ(sum_row, want_row);
   EXPECT_EQ(sum_col, want_col);
+}
+
+TEST(Mesh, ParseParallel) {
+  auto s = parse_parallel("tp=2,dp=3");
+  ASSERT_TRUE(s.is_ok()) << s.status().to_string();
+  EXPECT_EQ(s->dp, 3);
+  EXPECT_EQ(s->tp, 2);
+  EXPECT_EQ(s->pp, 1);
+  EXPECT_EQ(s->world_size(), 6);
+  EXPECT_EQ(s->describe(), "dp=3,tp=2,pp=1");
+  for (const char* bad : {"", "dp=0", "dp=2,dp=2", "xx=2", "dp", "dp=2,", "dp=1e3", "tp=-1", "pp=99999999999"}) {
+    auto b = parse_parallel(bad);
+    EXPECT_FALSE(b.is_ok()) << bad;
+    EXPECT_NE(b.status().message().find(std::string("'") + bad + "'"), std::string::npos) << b.status().message();
+  }
+}
+
+// Every factorization of the world into (pp, dp, tp): the coordinates follow rank =
+// (pp * D + dp) * T + tp, and each mesh-dim communicator holds exactly the ranks that share
+// the other two coordinates, ordered along its own.
+TEST(Mesh, CommunicatorPerMeshDim) {
+  Communicator& w = *g_world;
+  const int n = w.size();
+  for (int tp = 1; tp <= n; ++tp)
+    for (int dp = 1; dp * tp <= n; ++dp) {
+      if (n % (tp * dp) != 0) continue;
+      ParallelSpec spec;
+      spec.tp = tp;
+      spec.dp = dp;
+      spec.pp = n / (tp * dp);
+      auto m = make_mesh(w, spec);
+      ASSERT_TRUE(m.is_ok()) << spec.describe() << ": " << m.status().to_string();
+      EXPECT_EQ((m->pp_index * dp + m->dp_index) * tp + m->tp_index, w.rank()) << spec.describe();
+      EXPECT_EQ(m->tp->size(), tp);
+      EXPECT_EQ(m->dp->size(), dp);
+      EXPECT_EQ(m->pp->size(), spec.pp);
+      EXPECT_EQ(m->tp->rank(), m->tp_index);
+      EXPECT_EQ(m->dp->rank(), m->dp_index);
+      EXPECT_EQ(m->pp->rank(), m->pp_index);
+      // Sum of (world rank + 1) over each group against the sum of its members' ranks.
+      double x = w.rank() + 1, got[3] = {0, 0, 0};
+      Communicator* comms[3] = {m->tp.get(), m->dp.get(), m->pp.get()};
+      for (int d = 0; d < 3; ++d) ASSERT_TRUE(comms[d]->all_reduce(&x, &got[d], 1, DType::kFloat64, ReduceOp::kSum).is_ok());
+      double want[3] = {0, 0, 0};
+      for (int r = 0; r < n; ++r) {
+        const int rt = r % tp, rd = (r / tp) % dp, rp = r / (tp * dp);
+        if (rd == m->dp_index && rp == m->pp_index) want[0] += r + 1;
+        if (rt == m->tp_index && rp == m->pp_index) want[1] += r + 1;
+        if (rt == m->tp_index && rd == m->dp_index) want[2] += r + 1;
+      }
+      for (int d = 0; d < 3; ++d) EXPECT_EQ(got[d], want[d]) << spec.describe() << " dim " << d;
+    }
+  ParallelSpec wrong;
+  wrong.dp = n + 1;
+  auto bad = make_mesh(w, wrong);
+  ASSERT_FALSE(bad.is_ok());
+  EXPECT_NE(bad.status().message().find("mpirun -np " + std::to_string(n + 1)), std::string::npos) << bad.status().message();
 }
 
 TEST(MpiComm, BadArgumentsAreErrorsNotHangs) {

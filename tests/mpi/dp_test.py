@@ -298,7 +298,8 @@ def case_bad_input(args):
     mp = [args.mpirun, "--allow-run-as-root", "--oversubscribe"]
     cases = [
         ("world size", mp + ["-np", "2"] + ft(extra=["--parallel", "dp=3"]), "--parallel dp=3 but the job has 2 ranks"),
-        ("tp", ft(extra=["--parallel", "tp=2"]), "--parallel 'tp=2': expected dp=N"),
+        ("tp", ft(extra=["--parallel", "tp=2"]), "--parallel 'tp=2': tensor and pipeline parallelism are not implemented yet"),
+        ("parallel syntax", ft(extra=["--parallel", "dp=2,xx=3"]), "--parallel 'dp=2,xx=3': 'xx=3' is not dp=N, tp=N or pp=N"),
         ("model", mp + ["-np", "1"] + ft(extra=["--parallel", "dp=2"]) + [":", "-np", "1"] +
          ft("m2.tsr", ["--parallel", "dp=2"]), "rank 1 differs in the model (--model)"),
         ("flags", mp + ["-np", "1"] + ft(extra=["--parallel", "dp=2"]) + [":", "-np", "1"] +

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 #include <fstream>
+#include <functional>
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
@@ -201,6 +202,92 @@ TEST(TsrFormat, RoundTripKeepsEveryField) {
   auto again = serialize_tsr(m2);
   ASSERT_TRUE(again.is_ok());
   EXPECT_EQ(again.value(), b);
+}
+
+/// make_model() plus a 2x2 (data, tensor) mesh, W placed Broadcast on the data dim and
+/// Split(0) on the tensor dim, and two chunks: W[1:3] and the exp_avg state's W[0:1].
+Model make_sharded_model() {
+  Model m = make_model();
+  DeviceMesh mesh;
+  mesh.name = "dp_tp";
+  mesh.shape = {2, 2};
+  mesh.dim_names = {"dp", "tp"};
+  mesh.roles = {MeshDimRole::kData, MeshDimRole::kTensor};
+  m.meshes.push_back(mesh);
+  TensorSharding t;
+  t.value = "W";
+  t.placements = {Placement::broadcast(), Placement::split(0)};
+  t.global_shape = {3};
+  m.shardings.push_back(t);
+  TensorSharding y;
+  y.value = "y";
+  y.placements = {Placement::partial(PartialReduce::kSum), Placement::broadcast()};
+  y.global_shape = {2, 3};
+  m.shardings.push_back(y);
+  m.chunks.push_back({"W", "", {1}, float_tensor({2}, 7.0f)});
+  m.chunks.push_back({"W", "exp_avg", {0}, float_tensor({1}, -1.0f)});
+  return m;
+}
+
+TEST(TsrFormat, RoundTripKeepsShardingMetadata) {
+  Model m = make_sharded_model();
+  auto bytes = serialize_tsr(m);
+  ASSERT_TRUE(bytes.is_ok()) << bytes.status().to_string();
+  auto r = read_tsr_buffer(bytes->data(), bytes->size(), nullptr);
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  const Model& m2 = *r.value();
+  ASSERT_EQ(m2.meshes.size(), 1u);
+  EXPECT_EQ(m2.meshes[0].name, "dp_tp");
+  EXPECT_EQ(m2.meshes[0].shape, (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(m2.meshes[0].dim_names, (std::vector<std::string>{"dp", "tp"}));
+  ASSERT_EQ(m2.meshes[0].roles.size(), 2u);
+  EXPECT_EQ(m2.meshes[0].roles[1], MeshDimRole::kTensor);
+  ASSERT_EQ(m2.shardings.size(), 2u);
+  EXPECT_EQ(m2.shardings[0].value, "W");
+  ASSERT_EQ(m2.shardings[0].placements.size(), 2u);
+  EXPECT_EQ(m2.shardings[0].placements[0].describe(), "B");
+  EXPECT_EQ(m2.shardings[0].placements[1].describe(), "S(0)");
+  EXPECT_EQ(m2.shardings[1].placements[0].describe(), "P(sum)");
+  EXPECT_EQ(m2.shardings[1].global_shape, (std::vector<int64_t>{2, 3}));
+  ASSERT_EQ(m2.chunks.size(), 2u);
+  EXPECT_EQ(m2.chunks[0].value, "W");
+  EXPECT_EQ(m2.chunks[0].state, "");
+  EXPECT_EQ(m2.chunks[0].global_offset, (std::vector<int64_t>{1}));
+  ASSERT_EQ(m2.chunks[0].data->shape(), (Shape{2}));
+  EXPECT_EQ(m2.chunks[0].data->data_as<float>()[1], 7.5f);
+  EXPECT_EQ(m2.chunks[1].state, "exp_avg");
+  EXPECT_EQ(m2.chunks[1].data->data_as<float>()[0], -1.0f);
+  EXPECT_EQ(m2.extras.weight_chunks, 2u);
+  auto again = serialize_tsr(m2);
+  ASSERT_TRUE(again.is_ok());
+  EXPECT_EQ(again.value(), bytes.value());
+}
+
+TEST(TsrFormat, RejectsBadShardingMetadata) {
+  struct Case {
+    const char* what;
+    std::function<void(Model&)> spoil;
+    const char* expect;
+  };
+  const std::vector<Case> cases = {
+      {"chunk past the end of its tensor", [](Model& m) { m.chunks[0].global_offset = {2}; }, "outside dim 0"},
+      {"chunk of a rank other than its tensor's", [](Model& m) { m.chunks[0].global_offset = {0, 0}; }, "differ in rank"},
+      {"chunk of an unknown value", [](Model& m) { m.chunks[1].value = "nope"; }, "no such value"},
+      {"sharding on a missing mesh", [](Model& m) { m.shardings[0].mesh = 3; }, "mesh 3 does not exist"},
+      {"placements of another mesh rank", [](Model& m) { m.shardings[0].placements.pop_back(); }, "1 placements for a mesh of 2"},
+      {"split of a dim the tensor lacks", [](Model& m) { m.shardings[0].placements[1] = Placement::split(1); }, "split dim 1"},
+      {"mesh dim of size 0", [](Model& m) { m.meshes[0].shape[1] = 0; }, "bad dim size 0"},
+      {"roles of another mesh rank", [](Model& m) { m.meshes[0].roles.pop_back(); }, "1 roles for 2 dims"},
+  };
+  for (const Case& k : cases) {
+    Model m = make_sharded_model();
+    k.spoil(m);
+    auto bytes = serialize_tsr(m);
+    ASSERT_TRUE(bytes.is_ok()) << k.what << ": " << bytes.status().to_string();
+    Status s = read_tsr_buffer(bytes->data(), bytes->size(), nullptr).status();
+    EXPECT_EQ(s.code(), StatusCode::kInvalidFile) << k.what << ": " << s.to_string();
+    EXPECT_NE(s.message().find(k.expect), std::string::npos) << k.what << ": " << s.message();
+  }
 }
 
 TEST(TsrFormat, FileLoadIsZeroCopyAndRunsBothIfBranches) {

@@ -136,6 +136,66 @@ struct TrainingState {
   std::vector<OptimizerStateTensor> states;
 };
 
+// ---- Sharding metadata (schema/tessera.fbs "Sharding"; SBP as in OneFlow, Placement as
+// in PyTorch DTensor) ----
+
+/// What a mesh dim is used for.
+enum class MeshDimRole : uint8_t { kData = 0, kFsdp = 1, kTensor = 2, kPipeline = 3 };
+/// The devices a mesh is made of.
+enum class MeshDeviceKind : uint8_t { kCpu = 0, kCuda = 1, kVulkan = 2 };
+
+/// A logical grid of ranks: shape[d] ranks along dim d (product = world size), each dim
+/// named and given a role. Rank order is row-major over `shape` (the last dim varies
+/// fastest).
+struct DeviceMesh {
+  std::string name;
+  std::vector<int64_t> shape;
+  std::vector<std::string> dim_names;   // one per dim (may be empty strings)
+  std::vector<MeshDimRole> roles;       // one per dim
+  MeshDeviceKind device_kind = MeshDeviceKind::kCpu;
+};
+
+/// SBP placement of a tensor on one mesh dim: Broadcast (every rank holds the whole
+/// tensor), Split(split_dim) (rank i of the dim holds the i-th of shape[d] contiguous
+/// slices along tensor dim split_dim; uneven sizes as in split_rows: the first
+/// size % parts slices one longer), Partial(reduce) (each rank holds a partial value;
+/// the tensor is their reduction, e.g. the sum).
+enum class PlacementKind : uint8_t { kBroadcast = 0, kSplit = 1, kPartial = 2 };
+enum class PartialReduce : uint8_t { kSum = 0, kMax = 1, kMin = 2, kProd = 3, kAvg = 4 };
+struct Placement {
+  PlacementKind kind = PlacementKind::kBroadcast;
+  int split_dim = 0;
+  PartialReduce reduce = PartialReduce::kSum;
+  static Placement broadcast() { return {}; }
+  static Placement split(int dim) { return {PlacementKind::kSplit, dim, PartialReduce::kSum}; }
+  static Placement partial(PartialReduce r = PartialReduce::kSum) { return {PlacementKind::kPartial, 0, r}; }
+  bool operator==(const Placement& o) const {
+    return kind == o.kind && (kind != PlacementKind::kSplit || split_dim == o.split_dim) &&
+           (kind != PlacementKind::kPartial || reduce == o.reduce);
+  }
+  /// "B", "S(1)", "P(sum)".
+  std::string describe() const;
+};
+
+/// How one value of the main graph is laid out over mesh `mesh` (an index into
+/// Model::meshes): one placement per mesh dim; global_shape is the whole tensor's shape.
+struct TensorSharding {
+  std::string value;
+  uint32_t mesh = 0;
+  std::vector<Placement> placements;
+  std::vector<int64_t> global_shape;
+};
+
+/// A piece of a weight (state empty) or of one of its optimizer state tensors (state =
+/// "exp_avg", ...): the block of the global tensor starting at global_offset (elements per
+/// dim) with data->shape(). Sharded checkpoints hold every rank's shard as chunks.
+struct WeightChunk {
+  std::string value;                    // a value of the main graph
+  std::string state;                    // "" = the weight
+  std::vector<int64_t> global_offset;   // one per dim of data
+  std::shared_ptr<const Tensor> data;
+};
+
 /// A whole model: metadata plus the main graph. Constant tensors may point into a file
 /// mapping; `storage` keeps that mapping alive.
 struct Model {
@@ -147,6 +207,11 @@ struct Model {
   ModelExtras extras;
   /// Set for a training checkpoint (written by train/, read back by the .tsr reader).
   std::shared_ptr<const TrainingState> training;
+  /// Sharding metadata: meshes, SBP placements of values, pre-sharded chunks (in file
+  /// order; the reader checks indices, ranks and that every chunk lies inside its tensor).
+  std::vector<DeviceMesh> meshes;
+  std::vector<TensorSharding> shardings;
+  std::vector<WeightChunk> chunks;
   /// Opset version of `domain` the model imports, or 0.
   int64_t opset(const std::string& domain = "") const;
 };
