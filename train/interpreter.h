@@ -46,8 +46,38 @@ class Interpreter {
   /// starts a gradient bucket's all-reduce while the backward pass goes on); a fetch that
   /// no node makes (a feed or an initializer) is not reported.
   using FetchCallback = std::function<void(size_t, const Tensor&)>;
+  /// `drop_reported`: a fetch reported to on_fetch is released right after the call (its
+  /// entry in the result is an empty Tensor), so the caller keeps only what it copied
+  /// (ZeRO-2/3 keep only their shard of each gradient).
+  ///
+  /// `source`, when given, provides values on demand instead of feeds and initializers
+  /// (FSDP's parameters, all-gathered from their shards just before use): see ValueSource.
+  struct ValueSource;
   Result<std::vector<Tensor>> run(const std::vector<std::pair<std::string, Tensor>>& feeds, uint64_t seed = 0,
-                                  const FetchCallback* on_fetch = nullptr) const;
+                                  const FetchCallback* on_fetch = nullptr, const ValueSource* source = nullptr,
+                                  bool drop_reported = false) const;
+
+  /// Values made on demand (Zhao et al., "PyTorch FSDP", VLDB 2023: gather a unit's
+  /// parameters before its forward, free them after; gather again before its backward).
+  /// The graph's nodes are cut into segments at `segment_starts` (node indices, e.g. the
+  /// first backward node). For value names[k] (an initializer or input of the graph, not
+  /// fed), acquire(k) is called just before the first node of a segment that reads it, and
+  /// the interpreter holds the result until the last node of that segment that reads it
+  /// has run; then it drops its reference and calls release(k). So a value read in the
+  /// forward and the backward segment is acquired twice and held only around its uses.
+  /// Errors: acquire's, returned by run() with the node that needed the value;
+  /// kInvalidArgument from run() for a name that is not a value of the graph. The kernels
+  /// check the shapes of what acquire returns, as for feeds.
+  struct ValueSource {
+    std::vector<std::string> names;
+    std::vector<size_t> segment_starts;
+    std::function<Result<Tensor>(size_t)> acquire;
+    std::function<void(size_t)> release;
+  };
+  /// The number of segments (cut at `segment_starts`, as in ValueSource) with a node that
+  /// run() executes and that reads `value`: how often a ValueSource is asked for it per
+  /// run. 0 for an unknown name.
+  int segments_reading(const std::string& value, const std::vector<size_t>& segment_starts) const;
 
   /// Peak bytes of live node outputs during the last run() (activations, gradients).
   uint64_t last_peak_bytes() const { return peak_bytes_; }
@@ -58,6 +88,7 @@ class Interpreter {
   std::vector<int> fetch_ids_;
   std::vector<int> last_use_;   // per value: index of the last node reading it (-1: none)
   std::vector<bool> needed_;    // per node: contributes to a fetch
+  static size_t segment_of(size_t node, const std::vector<size_t>& starts);
   mutable uint64_t peak_bytes_ = 0;
 };
 

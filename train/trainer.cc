@@ -218,6 +218,7 @@ Result<std::unique_ptr<Trainer>> Trainer::create(const Model& model, const Train
       }
     }
   }
+  t->backward_start_ = tg.nodes.size();
   TSR_ASSIGN_OR_RETURN(BackwardInfo info, append_backward(tg, t->loss_, wrt));
   t->seed_ = info.seed;
   // Parameters the loss does not reach get zeros from autodiff: leave them out.
@@ -264,6 +265,21 @@ Result<std::unique_ptr<Trainer>> Trainer::create(const Model& model, const Train
   return t;
 }
 
+namespace {
+// A parameter whose value a sharded trainer dropped must come from the source: else the
+// interpreter would silently use the graph's initial weights.
+Status check_provided(const std::vector<Param>& params, const Interpreter::ValueSource* source) {
+  for (const Param& p : params) {
+    if (p.value.defined()) continue;
+    bool ok = false;
+    if (source)
+      for (const std::string& n : source->names) ok |= n == p.name;
+    if (!ok) return invalid_argument("parameter '" + p.name + "' has no value and no source provides it");
+  }
+  return Status::ok();
+}
+}  // namespace
+
 Result<double> Trainer::train_step(const Tensor& x, const Tensor& target, double lr) {
   std::vector<Tensor> grads;
   TSR_ASSIGN_OR_RETURN(double loss, compute_gradients(x, target, &grads));
@@ -299,6 +315,32 @@ Result<double> Trainer::compute_gradients(const Tensor& x, const Tensor& target,
   return loss;
 }
 
+Result<double> Trainer::compute_gradients_sharded(const Tensor& x, const Tensor& target, uint64_t dropout_stream,
+                                                  const GradCallback& on_grad, Interpreter::ValueSource* source) {
+  std::vector<std::pair<std::string, Tensor>> feeds = {{input_, x}, {target_, target}, {seed_, one_}};
+  for (const Param& p : params_)
+    if (p.value.defined()) feeds.push_back({p.name, p.value});
+  for (const auto& [name, b] : buffers_) feeds.push_back({name, b});
+  TSR_RETURN_IF_ERROR(check_provided(params_, source));
+  if (source) source->segment_starts = {backward_start_};
+  const uint64_t seed = static_cast<uint64_t>(step_) + dropout_stream * 0x9E3779B97F4A7C15ULL;
+  const size_t np = params_.size();
+  std::vector<bool> got(np, false);
+  Interpreter::FetchCallback cb = [&](size_t f, const Tensor& t) {
+    if (f >= 1 && f <= np) { on_grad(f - 1, t); got[f - 1] = true; }
+  };
+  TSR_ASSIGN_OR_RETURN(std::vector<Tensor> out, train_->run(feeds, seed, &cb, source, true));
+  for (size_t i = 0; i < np; ++i)
+    if (!got[i]) return invalid_argument("sharded training: no backward node makes the gradient of '" + params_[i].name + "'");
+  const size_t nbn = bn_stats_.size();
+  for (size_t k = 0; k < nbn; ++k) {
+    TSR_ASSIGN_OR_RETURN(buffers_[k].second, out[out.size() - nbn + k].clone());
+  }
+  const double loss = out[0].data_as<float>()[0];
+  if (!std::isfinite(loss)) return invalid_argument("the loss is " + std::to_string(loss) + " at step " + std::to_string(step_) + " (learning rate too high?)");
+  return loss;
+}
+
 Status Trainer::apply_gradients(std::vector<Tensor>& grads, double lr) {
   if (grads.size() != params_.size())
     return invalid_argument("apply_gradients: " + std::to_string(grads.size()) + " gradients for " + std::to_string(params_.size()) +
@@ -323,11 +365,13 @@ Status Trainer::check_input(const Shape& x) const {
   return session->prepare({x}).with_context("input '" + input_ + "' of shape " + shape_to_string(x));
 }
 
-Result<Trainer::Eval> Trainer::evaluate(const Tensor& x, const Tensor& target) {
+Result<Trainer::Eval> Trainer::evaluate(const Tensor& x, const Tensor& target, const Interpreter::ValueSource* source) {
   std::vector<std::pair<std::string, Tensor>> feeds = {{input_, x}, {target_, target}};
-  for (const Param& p : params_) feeds.push_back({p.name, p.value});
+  for (const Param& p : params_)
+    if (p.value.defined()) feeds.push_back({p.name, p.value});
   for (const auto& [name, b] : buffers_) feeds.push_back({name, b});
-  TSR_ASSIGN_OR_RETURN(std::vector<Tensor> out, eval_->run(feeds));
+  TSR_RETURN_IF_ERROR(check_provided(params_, source));
+  TSR_ASSIGN_OR_RETURN(std::vector<Tensor> out, eval_->run(feeds, 0, nullptr, source));
   Eval e;
   e.loss = out[0].data_as<float>()[0];
   e.output = out[1];

@@ -73,6 +73,21 @@ class Trainer {
   using GradCallback = std::function<void(size_t, const Tensor&)>;
   Result<double> compute_gradients(const Tensor& x, const Tensor& target, std::vector<Tensor>* grads,
                                    uint64_t dropout_stream = 0, const GradCallback* on_grad = nullptr);
+  /// compute_gradients for sharded data parallelism (ZeRO-2/3, FSDP): each gradient goes
+  /// only to on_grad (as the backward pass makes it) and is dropped right after, so the
+  /// caller keeps only what it packs. Parameters whose Param::value is empty (ZeRO-3 keeps
+  /// only shards between steps) come from `source` (may be null when none is empty), whose
+  /// segment_starts this call sets to {backward_start()}: a parameter is acquired before
+  /// its forward use, released after it, and acquired again if the backward pass reads it.
+  /// Errors: those of compute_gradients; kInvalidArgument naming a gradient that on_grad
+  /// did not get (one no node makes).
+  Result<double> compute_gradients_sharded(const Tensor& x, const Tensor& target, uint64_t dropout_stream,
+                                           const GradCallback& on_grad, Interpreter::ValueSource* source);
+  /// Index of the training graph's first backward node (the forward graph and the loss come
+  /// before it), and how many of the two segments (forward, backward) read parameter i:
+  /// the number of times compute_gradients_sharded acquires it per step.
+  size_t backward_start() const { return backward_start_; }
+  int segments_reading_param(size_t i) const { return train_->segments_reading(params_[i].name, {backward_start_}); }
   /// The second half: clips `grads` (TrainerConfig::clip_norm, global L2 norm) and applies
   /// one optimizer step with learning rate `lr`; the step count advances by one. grads: as
   /// compute_gradients returns them. Errors: kInvalidArgument on a count, shape or dtype
@@ -95,7 +110,8 @@ class Trainer {
     double loss = 0;
     Tensor output;
   };
-  Result<Eval> evaluate(const Tensor& x, const Tensor& target);
+  /// `source`: as compute_gradients_sharded, for parameters whose value is empty.
+  Result<Eval> evaluate(const Tensor& x, const Tensor& target, const Interpreter::ValueSource* source = nullptr);
 
   /// The model with the current weights (trainable flags set) and, in Model::training, the
   /// optimizer, its state and the step count, as written by save().
@@ -129,6 +145,7 @@ class Trainer {
   std::vector<std::pair<std::string, Tensor>> buffers_;        // running statistics, by initializer name
   std::unique_ptr<Interpreter> train_, eval_;
   int64_t step_ = 0;
+  size_t backward_start_ = 0;
   Tensor one_;
 };
 

@@ -37,7 +37,9 @@
 #include "tessera/tsr_file.h"
 #include "train/comm/comm.h"
 #include "train/data_parallel.h"
+#include "train/fsdp.h"
 #include "train/mesh.h"
+#include "train/sharded_checkpoint.h"
 #include "train/trainer.h"
 
 using namespace tessera;
@@ -107,7 +109,10 @@ struct ValResult {
 
 // Validation over rows [v0, v1) of d: r.loss is the SUM of the per-row losses and
 // r.accuracy the number of correct rows (the caller divides, after summing over ranks).
-Result<ValResult> validate_rows(train::Trainer& t, const Data& d, int64_t bs, bool ce, int64_t v0, int64_t v1) {
+// src (ZeRO-3): the parameters are all-gathered per batch, a collective, so every rank runs
+// `batches` evaluations: those past its rows evaluate row 0 and are discarded.
+Result<ValResult> validate_rows(train::Trainer& t, const Data& d, int64_t bs, bool ce, int64_t v0, int64_t v1,
+                                const train::Interpreter::ValueSource* src, int64_t batches) {
   std::vector<int64_t> idx(d.n);
   std::iota(idx.begin(), idx.end(), 0);
   ValResult r;
@@ -115,7 +120,7 @@ Result<ValResult> validate_rows(train::Trainer& t, const Data& d, int64_t bs, bo
   for (int64_t b = v0; b < v1; b += bs) {
     const size_t e = static_cast<size_t>(std::min(v1, b + bs));
     Tensor x = gather_rows(d.x, idx, b, e), y = gather_rows(d.y, idx, b, e);
-    TSR_ASSIGN_OR_RETURN(auto ev, t.evaluate(x, y));
+    TSR_ASSIGN_OR_RETURN(auto ev, t.evaluate(x, y, src));
     r.loss += ev.loss * static_cast<double>(e - b);
     if (ce) {
       const Tensor& o = ev.output;
@@ -125,6 +130,10 @@ Result<ValResult> validate_rows(train::Trainer& t, const Data& d, int64_t bs, bo
         if (std::max_element(row, row + c) - row == y.data_as<int64_t>()[i]) ++correct;
       }
     }
+    --batches;
+  }
+  for (; src && batches > 0; --batches) {
+    TSR_RETURN_IF_ERROR(t.evaluate(gather_rows(d.x, idx, 0, 1), gather_rows(d.y, idx, 0, 1), src).status());
   }
   r.accuracy = static_cast<double>(correct);
   return r;
@@ -195,7 +204,8 @@ int main(int argc, char** argv) {
   app.add_flag("--quiet", quiet, "no progress bar");
   app.add_option("--parallel", parallel, "dp=N: data parallel over N ranks (run under mpirun -np N)");
   app.add_option("--bucket-mb", bucket_mb, "data parallel: gradient bucket size in MiB")->check(CLI::PositiveNumber);
-  app.add_option("--zero", zero, "data parallel: ZeRO stage (0: none; 1: optimizer state sharded)")->check(CLI::Range(0, 3));
+  app.add_option("--zero", zero, "data parallel: ZeRO stage (0: none; 1: optimizer state sharded; 2: and gradients; 3: and parameters, FSDP)")
+      ->check(CLI::Range(0, 3));
   app.add_option("--comm-timeout", comm_timeout, "data parallel: seconds a collective waits for its peers before failing")
       ->check(CLI::PositiveNumber);
   CLI11_PARSE(app, argc, argv);
@@ -220,6 +230,7 @@ int main(int argc, char** argv) {
   std::unique_ptr<train::Communicator> world, ctrl;
   std::unique_ptr<train::GradientBuckets> buckets;
   std::unique_ptr<train::ZeroStage1> zero1;
+  std::unique_ptr<train::ShardedDataParallel> zero23;  // --zero 2 and 3
   int rank = 0;
   std::string who;  // "[rank r] " in messages of a data-parallel run
   auto fail = [&](const std::string& m) {
@@ -232,12 +243,9 @@ int main(int argc, char** argv) {
     if (world && world->size() > 1) train::mpi_abort(1);
     return 1;
   };
-  if (zero >= 2) {
-    std::cerr << "tessera-finetune: error: --zero " << zero << ": ZeRO stages 2 and 3 are not implemented yet (give 0 or 1)\n";
-    return 2;
-  }
-  if (zero == 1 && parallel.empty()) {
-    std::cerr << "tessera-finetune: error: --zero 1 shards the optimizer state over data-parallel ranks: give --parallel dp=N\n";
+  if (zero >= 1 && parallel.empty()) {
+    const char* what[] = {"", "the optimizer state", "the optimizer state and gradients", "the optimizer state, gradients and parameters"};
+    std::cerr << "tessera-finetune: error: --zero " << zero << " shards " << what[zero] << " over data-parallel ranks: give --parallel dp=N\n";
     return 2;
   }
   if (dp > 1 || !parallel.empty()) {
@@ -260,15 +268,17 @@ int main(int argc, char** argv) {
     std::unique_ptr<train::Communicator>*w, *c;
     std::unique_ptr<train::GradientBuckets>* b;
     std::unique_ptr<train::ZeroStage1>* z;
+    std::unique_ptr<train::ShardedDataParallel>* z23;
     ~Finalize() {
       if (!*w) return;
       b->reset();
       z->reset();
+      z23->reset();
       c->reset();
       w->reset();
       train::mpi_finalize();
     }
-  } finalize{&world, &ctrl, &buckets, &zero1};
+  } finalize{&world, &ctrl, &buckets, &zero1, &zero23};
   if (!root) quiet = true;
   if (model_path.empty() == resume_path.empty()) return fail("give exactly one of --model and --resume");
   if (metrics_path.empty()) metrics_path = out_path + ".metrics.jsonl";
@@ -279,6 +289,13 @@ int main(int argc, char** argv) {
   const std::string& in_path = resume_path.empty() ? model_path : resume_path;
   auto model = read_tsr_file(in_path);
   if (!model.is_ok()) return fail((resume_path.empty() ? "--model: " : "--resume: ") + model.status().message());
+  // A sharded checkpoint (ZeRO, any world size): every rank assembles the parameters and
+  // optimizer state from its chunks (train/sharded_checkpoint.h).
+  const uint64_t chunk_hash = train::sharding_hash(**model);
+  if (!(*model)->chunks.empty() || !(*model)->shardings.empty()) {
+    Status s = train::assemble_sharded_checkpoint(**model);
+    if (!s.is_ok()) return fatal((resume_path.empty() ? "--model '" : "--resume '") + in_path + "': " + s.message());
+  }
   auto train_data = load_data(train_path, "--train", ce);
   if (!train_data.is_ok()) return fail(train_data.status().message());
   auto val_data = load_data(val_path, "--val", ce);
@@ -302,18 +319,21 @@ int main(int argc, char** argv) {
     if (!mh.is_ok()) return fatal(mh.status().message());
     std::string flags;
     for (int i = 1; i < argc; ++i) flags += std::string(argv[i]) + '\0';
-    uint64_t mine[4] = {*mh, hash_bytes(flags.data(), flags.size()),
-                        hash_bytes(train_data->x.data(), train_data->x.nbytes()) ^ (hash_bytes(train_data->y.data(), train_data->y.nbytes()) * 3),
-                        hash_bytes(val_data->x.data(), val_data->x.nbytes()) ^ (hash_bytes(val_data->y.data(), val_data->y.nbytes()) * 3)};
-    std::vector<uint64_t> all(4 * static_cast<size_t>(dp));
-    Status s = ctrl->all_gather(mine, all.data(), 4, DType::kInt64);
+    constexpr int kH = 5;
+    uint64_t mine[kH] = {*mh, hash_bytes(flags.data(), flags.size()),
+                         hash_bytes(train_data->x.data(), train_data->x.nbytes()) ^ (hash_bytes(train_data->y.data(), train_data->y.nbytes()) * 3),
+                         hash_bytes(val_data->x.data(), val_data->x.nbytes()) ^ (hash_bytes(val_data->y.data(), val_data->y.nbytes()) * 3),
+                         chunk_hash};
+    std::vector<uint64_t> all(kH * static_cast<size_t>(dp));
+    Status s = ctrl->all_gather(mine, all.data(), kH, DType::kInt64);
     if (!s.is_ok()) return fatal("checking that all ranks loaded the same model: " + s.message());
-    const char* what[4] = {resume_path.empty() ? "the model (--model)" : "the checkpoint (--resume)", "the command-line flags",
-                           "the training data (--train)", "the validation data (--val)"};
+    const char* what[kH] = {resume_path.empty() ? "the model (--model)" : "the checkpoint (--resume)", "the command-line flags",
+                            "the training data (--train)", "the validation data (--val)",
+                            "the sharding of the checkpoint (its meshes, TensorShardings and weight chunks)"};
     std::string diff;
     for (int r = 1; r < dp; ++r)
-      for (int k = 0; k < 4; ++k)
-        if (all[4 * r + k] != all[k]) diff += std::string(diff.empty() ? "" : "; ") + "rank " + std::to_string(r) + " differs in " + what[k];
+      for (int k = 0; k < kH; ++k)
+        if (all[kH * r + k] != all[k]) diff += std::string(diff.empty() ? "" : "; ") + "rank " + std::to_string(r) + " differs in " + what[k];
     if (!diff.empty())  // every rank sees the same table: all stop cleanly
       return fail("data parallel ranks disagree with rank 0: " + diff + " (every rank must load the same files with the same flags)");
   }
@@ -344,7 +364,17 @@ int main(int argc, char** argv) {
         std::cerr << "tessera-finetune: ZeRO stage 1: optimizer state sharded, " << zero1->shard_elements()
                   << " parameter elements per rank\n";
     }
-    if (root && !zero1)
+    if (zero >= 2) {
+      auto z = train::ShardedDataParallel::create(*world, *ctrl, t.mutable_params(), cfg.optimizer, zero,
+                                                  static_cast<int64_t>(bucket_mb * 1024 * 1024));
+      if (!z.is_ok()) return fail("--zero " + std::to_string(zero) + ": " + z.status().message());
+      zero23 = std::move(*z);
+      if (root)
+        std::cerr << "tessera-finetune: ZeRO stage " << zero << ": " << (zero == 3 ? "parameters, " : "")
+                  << "gradients and optimizer state sharded along dim 0 over " << dp << " ranks, " << zero23->buckets()
+                  << " gradient bucket(s)\n";
+    }
+    if (root && !zero1 && !zero23)
       std::cerr << "tessera-finetune: data parallel over " << dp << " ranks: global batch " << batch << ", " << buckets->buckets()
                 << " gradient bucket(s) of at most " << bucket_mb << " MiB, " << buckets->gradient_bytes() << " gradient bytes\n";
   }
@@ -368,17 +398,30 @@ int main(int argc, char** argv) {
   int64_t samples = 0;
   std::vector<int64_t> order;
   int64_t order_epoch = -1;
-  // ZeRO: every rank gathers the sharded optimizer state before rank 0 writes it.
+  // ZeRO: every rank gathers the sharded optimizer state (and, stage 3, the parameters)
+  // before rank 0 writes it.
   auto gather_state = [&]() -> bool {
-    if (!zero1) return true;
-    Status s = zero1->gather_state(t.mutable_params());
+    if (!zero1 && !zero23) return true;
+    Status s = zero1 ? zero1->gather_state(t.mutable_params()) : zero23->gather(t.mutable_params(), true);
     if (!s.is_ok()) { fatal("gathering the ZeRO optimizer state: " + s.message()); return false; }
     return true;
   };
+  // Under ZeRO the checkpoint holds every rank's shard as weight chunks (one file, written
+  // by rank 0 atomically), so that it resumes at any world size.
   auto checkpoint = [&]() -> bool {
     if (!gather_state()) return false;
-    if (!root) return true;
-    Status s = t.save(ckpt_path);
+    Status s = Status::ok();
+    if (root) {
+      std::shared_ptr<Model> m = t.snapshot();
+      if (zero1 || zero23) {
+        std::vector<std::string> names;
+        std::vector<Shape> shapes;
+        for (const auto& p : t.params()) { names.push_back(p.name); shapes.push_back(p.value.shape()); }
+        s = train::shard_checkpoint(*m, names, zero23 ? zero23->layout() : train::flat_layout(shapes, dp), zero);
+      }
+      if (s.is_ok()) s = write_tsr_file(*m, ckpt_path);
+    }
+    if (zero23) zero23->release_values(t.mutable_params());
     if (!s.is_ok()) { fatal("--checkpoint: " + s.message()); return false; }
     return true;
   };
@@ -386,7 +429,8 @@ int main(int argc, char** argv) {
   // of losses and of correct rows are summed over ranks.
   auto validate = [&]() -> Result<ValResult> {
     auto [v0, v1] = train::split_rows(val_data->n, dp, rank);
-    TSR_ASSIGN_OR_RETURN(ValResult v, validate_rows(t, *val_data, batch, ce, v0, v1));
+    TSR_ASSIGN_OR_RETURN(ValResult v, validate_rows(t, *val_data, batch, ce, v0, v1, zero23 ? zero23->source() : nullptr,
+                                                     (train::split_rows(val_data->n, dp, 0).second + batch - 1) / batch));
     if (ctrl && dp > 1) {
       double sums[2] = {v.loss, v.accuracy};
       TSR_RETURN_IF_ERROR(ctrl->all_reduce(sums, sums, 2, DType::kFloat64, train::ReduceOp::kSum));
@@ -399,6 +443,10 @@ int main(int argc, char** argv) {
   };
   uint64_t comm_sent_total = 0;
   int64_t dp_steps = 0;
+  std::string peak_json;
+  // ZeRO-3: how often a step all-gathers parameter i (once per pass that reads it).
+  std::vector<int> acquisitions;
+  for (size_t i = 0; zero == 3 && i < t.params().size(); ++i) acquisitions.push_back(t.segments_reading_param(i));
   while (t.step() < total) {
     const int64_t step = t.step(), epoch = step / spe, b = step % spe;
     if (epoch != order_epoch) { order = epoch_order(train_data->n, seed, epoch); order_epoch = epoch; }
@@ -422,9 +470,20 @@ int main(int argc, char** argv) {
       const uint64_t before = world->stats().total();
       // Data parallel without ZeRO: each bucket's all-reduce starts as soon as the backward
       // pass has made its gradients.
-      if (!zero1) buckets->begin(weight);
-      train::Trainer::GradCallback on_grad = [&](size_t i, const Tensor& g) { buckets->add(i, g); };
-      if (r1 > r0) {
+      if (!zero1 && !zero23) buckets->begin(weight);
+      if (zero23) zero23->begin(weight);
+      train::Trainer::GradCallback on_grad = [&](size_t i, const Tensor& g) { zero23 ? zero23->add(i, g) : buckets->add(i, g); };
+      if (zero23) {
+        // ZeRO-2/3: gradients are packed and reduce-scattered as the backward pass makes
+        // them. A rank without rows runs row 0 with weight 0 (ZeRO-3's parameter
+        // all-gathers are collectives every rank must join).
+        const bool none = r1 <= r0;
+        const size_t a = none ? b0 : b0 + r0, z = none ? b0 + 1 : b0 + r1;
+        Tensor x = gather_rows(train_data->x, order, a, z), y = gather_rows(train_data->y, order, a, z);
+        auto ll = t.compute_gradients_sharded(x, y, static_cast<uint64_t>(rank), on_grad, zero == 3 ? zero23->source() : nullptr);
+        if (!ll.is_ok()) return fatal(ll.status().message());
+        local_loss = none ? 0.0 : *ll;
+      } else if (r1 > r0) {
         Tensor x = gather_rows(train_data->x, order, b0 + r0, b0 + r1), y = gather_rows(train_data->y, order, b0 + r0, b0 + r1);
         auto ll = t.compute_gradients(x, y, &grads, static_cast<uint64_t>(rank), zero1 ? nullptr : &on_grad);
         if (!ll.is_ok()) return fatal(ll.status().message());
@@ -432,36 +491,44 @@ int main(int argc, char** argv) {
       } else {  // fewer rows than ranks: this rank contributes zeros
         for (const auto& p : t.params()) grads.push_back(Tensor::allocate(DType::kFloat32, p.value.shape()).value());
       }
-      Status s = zero1 ? t.apply_external_step([&](std::vector<train::Param>& ps, int64_t st) {
+      Status s = zero1    ? t.apply_external_step([&](std::vector<train::Param>& ps, int64_t st) {
                            return zero1->step(grads, weight, ps, cur_lr, st, clip);
                          })
-                       : buckets->finish(grads);
+                 : zero23 ? zero23->finish(false)
+                          : buckets->finish(grads);
+      if (s.is_ok() && zero23)
+        s = t.apply_external_step([&](std::vector<train::Param>& ps, int64_t st) { return zero23->step(ps, cur_lr, st, clip); });
       if (!s.is_ok()) return fatal((zero1 ? "ZeRO step " : "gradient all-reduce at step ") + std::to_string(step) + ": " + s.message());
       const uint64_t sent = world->stats().total() - before;
-      const uint64_t ring = zero1 ? zero1->ring_bytes_exact() : buckets->ring_bytes_exact();
+      const uint64_t ring = zero1 ? zero1->ring_bytes_exact() : zero23 ? zero23->ring_bytes_exact(acquisitions) : buckets->ring_bytes_exact();
       comm_sent_total += sent;
       ++dp_steps;
       // Control traffic (own communicator): the global loss and every rank's byte counts.
       double gl = local_loss * weight;
       s = ctrl->all_reduce(&gl, &gl, 1, DType::kFloat64, train::ReduceOp::kSum);
-      int64_t mine[2] = {static_cast<int64_t>(sent), static_cast<int64_t>(ring)};
-      std::vector<int64_t> all(2 * static_cast<size_t>(dp));
-      if (s.is_ok()) s = ctrl->all_gather(mine, all.data(), 2, DType::kInt64);
+      int64_t mine[3] = {static_cast<int64_t>(sent), static_cast<int64_t>(ring), zero23 ? static_cast<int64_t>(zero23->peak_gathered_bytes()) : 0};
+      std::vector<int64_t> all(3 * static_cast<size_t>(dp));
+      if (s.is_ok()) s = ctrl->all_gather(mine, all.data(), 3, DType::kInt64);
       if (!s.is_ok()) return fatal("step " + std::to_string(step) + ": " + s.message());
-      if (!zero1) {
+      if (!zero1 && !zero23) {
         s = t.apply_gradients(grads, cur_lr);
         if (!s.is_ok()) return fatal(s.message());
       }
       l = gl;
-      std::string m = "[", e = "[";
+      std::string m = "[", e = "[", pk = "[";
       for (int r = 0; r < dp; ++r) {
-        m += (r ? "," : "") + std::to_string(all[2 * r]);
-        e += (r ? "," : "") + std::to_string(all[2 * r + 1]);
+        m += (r ? "," : "") + std::to_string(all[3 * r]);
+        e += (r ? "," : "") + std::to_string(all[3 * r + 1]);
+        pk += (r ? "," : "") + std::to_string(all[3 * r + 2]);
       }
-      comm_json = ",\"world_size\":" + std::to_string(dp) + ",\"comm_bytes\":" + std::to_string(sent) + ",\"comm_bytes_per_rank\":" + m +
+      if (zero23) {
+        peak_json = pk + "]";
+        comm_json = ",\"parameter_bytes\":" + std::to_string(zero23->parameter_bytes()) + ",\"gathered_peak_bytes_per_rank\":" + peak_json;
+      }
+      comm_json += ",\"world_size\":" + std::to_string(dp) + ",\"comm_bytes\":" + std::to_string(sent) + ",\"comm_bytes_per_rank\":" + m +
                   "],\"comm_bytes_ring_per_rank\":" + e + "],\"comm_bytes_theory\":" + json_num(buckets->ring_bytes_formula()) +
-                  ",\"gradient_bytes\":" + std::to_string(buckets->gradient_bytes()) + ",\"buckets\":" + std::to_string(zero1 ? 1 : buckets->buckets()) +
-                  ",\"buckets_started_in_backward\":" + std::to_string(zero1 ? 0 : buckets->started_early()) +
+                  ",\"gradient_bytes\":" + std::to_string(buckets->gradient_bytes()) + ",\"buckets\":" + std::to_string(zero1 ? 1 : zero23 ? zero23->buckets() : buckets->buckets()) +
+                  ",\"buckets_started_in_backward\":" + std::to_string(zero1 ? 0 : zero23 ? zero23->started_early() : buckets->started_early()) +
                   ",\"zero\":" + std::to_string(zero);
     }
     const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - s0).count();
@@ -498,6 +565,7 @@ int main(int argc, char** argv) {
   }
   auto v = validate();
   if (!v.is_ok()) return fatal(v.status().message());
+  if (!gather_state()) return 1;  // ZeRO: full optimizer state (and, stage 3, parameters) on every rank
   if (world && dp > 1) {
     // Every rank's weights must be the same: the hash of its parameters, all-gathered.
     uint64_t h = 0;
@@ -508,8 +576,17 @@ int main(int argc, char** argv) {
     for (int r = 1; r < dp; ++r)
       if (all[r] != all[0]) return fatal("rank " + std::to_string(r) + " ended with other weights than rank 0 (a bug: please report)");
   }
-  if (!gather_state()) return 1;
-  if (world && dp_steps > 0 && root)
+  if (world && dp_steps > 0 && root && zero23) {
+    const int n = dp;
+    const double formula = (zero == 2 ? 2.0 : 3.0) * (n - 1) / n * static_cast<double>(zero23->parameter_bytes());
+    std::printf("ZeRO stage %d: %d ranks, %lld steps; parameter bytes %llu; rank 0 sent %llu bytes per step (ring exact %llu, "
+                "formula %s = %.1f)%s%s\n",
+                zero, n, static_cast<long long>(dp_steps), static_cast<unsigned long long>(zero23->parameter_bytes()),
+                static_cast<unsigned long long>(comm_sent_total / dp_steps),
+                static_cast<unsigned long long>(zero23->ring_bytes_exact(acquisitions)),
+                zero == 2 ? "2(N-1)/N * gradient bytes" : "3(N-1)/N * parameter bytes, the bound when the backward pass reads every parameter",
+                formula, zero == 3 ? "; peak gathered parameter bytes per rank " : "", zero == 3 ? peak_json.c_str() : "");
+  } else if (world && dp_steps > 0 && root)
     std::printf("data parallel%s: %d ranks, %lld steps; gradient bytes %llu per step; rank 0 sent %llu bytes per step "
                 "(ring exact %llu, theory 2(N-1)/N * gradient bytes = %.1f)\n",
                 zero1 ? " (ZeRO stage 1)" : "", dp, static_cast<long long>(dp_steps), static_cast<unsigned long long>(buckets->gradient_bytes()),
