@@ -87,7 +87,8 @@ int Interpreter::segments_reading(const std::string& value, const std::vector<si
 }
 
 Result<std::vector<Tensor>> Interpreter::run(const std::vector<std::pair<std::string, Tensor>>& feeds, uint64_t seed,
-                                             const FetchCallback* on_fetch, const ValueSource* source, bool drop_reported) const {
+                                             const FetchCallback* on_fetch, const ValueSource* source,
+                                             const std::vector<bool>* drop_reported) const {
   const Graph& g = *graph_;
   std::vector<Tensor> vals(g.values.size());
   // ValueSource: provided[v] = k + 1 for names[k]; release_after[i] lists the provided
@@ -154,11 +155,14 @@ Result<std::vector<Tensor>> Interpreter::run(const std::vector<std::pair<std::st
       vals[o] = std::move(out[k]);
       produced[o] = true;
       live += vals[o].nbytes();
-      bool reported = false;
+      bool drop = false;
       if (on_fetch)
         for (size_t f = 0; f < fetch_ids_.size(); ++f)
-          if (fetch_ids_[f] == o) { (*on_fetch)(f, vals[o]); reported = true; }
-      if (reported && drop_reported) {
+          if (fetch_ids_[f] == o) {
+            (*on_fetch)(f, vals[o]);
+            drop |= drop_reported && f < drop_reported->size() && (*drop_reported)[f];
+          }
+      if (drop) {
         peak = std::max(peak, live);
         live -= vals[o].nbytes();
         vals[o] = Tensor();

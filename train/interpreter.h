@@ -46,16 +46,17 @@ class Interpreter {
   /// starts a gradient bucket's all-reduce while the backward pass goes on); a fetch that
   /// no node makes (a feed or an initializer) is not reported.
   using FetchCallback = std::function<void(size_t, const Tensor&)>;
-  /// `drop_reported`: a fetch reported to on_fetch is released right after the call (its
-  /// entry in the result is an empty Tensor), so the caller keeps only what it copied
-  /// (ZeRO-2/3 keep only their shard of each gradient).
+  /// `drop_reported` (one flag per fetch, or null): fetch f with (*drop_reported)[f] set is
+  /// released right after on_fetch reported it (its entry in the result is an empty
+  /// Tensor), so the caller keeps only what it copied (ZeRO-2/3 keep only their shard of
+  /// each gradient).
   ///
   /// `source`, when given, provides values on demand instead of feeds and initializers
   /// (FSDP's parameters, all-gathered from their shards just before use): see ValueSource.
   struct ValueSource;
   Result<std::vector<Tensor>> run(const std::vector<std::pair<std::string, Tensor>>& feeds, uint64_t seed = 0,
                                   const FetchCallback* on_fetch = nullptr, const ValueSource* source = nullptr,
-                                  bool drop_reported = false) const;
+                                  const std::vector<bool>* drop_reported = nullptr) const;
 
   /// Values made on demand (Zhao et al., "PyTorch FSDP", VLDB 2023: gather a unit's
   /// parameters before its forward, free them after; gather again before its backward).

@@ -329,7 +329,9 @@ Result<double> Trainer::compute_gradients_sharded(const Tensor& x, const Tensor&
   Interpreter::FetchCallback cb = [&](size_t f, const Tensor& t) {
     if (f >= 1 && f <= np) { on_grad(f - 1, t); got[f - 1] = true; }
   };
-  TSR_ASSIGN_OR_RETURN(std::vector<Tensor> out, train_->run(feeds, seed, &cb, source, true));
+  std::vector<bool> drop(1 + np + bn_stats_.size(), false);  // the gradients (fetches 1..np)
+  for (size_t i = 1; i <= np; ++i) drop[i] = true;
+  TSR_ASSIGN_OR_RETURN(std::vector<Tensor> out, train_->run(feeds, seed, &cb, source, &drop));
   for (size_t i = 0; i < np; ++i)
     if (!got[i]) return invalid_argument("sharded training: no backward node makes the gradient of '" + params_[i].name + "'");
   const size_t nbn = bn_stats_.size();

@@ -446,7 +446,12 @@ int main(int argc, char** argv) {
   std::string peak_json;
   // ZeRO-3: how often a step all-gathers parameter i (once per pass that reads it).
   std::vector<int> acquisitions;
-  for (size_t i = 0; zero == 3 && i < t.params().size(); ++i) acquisitions.push_back(t.segments_reading_param(i));
+  std::string acq_json;
+  for (size_t i = 0; zero == 3 && i < t.params().size(); ++i) {
+    acquisitions.push_back(t.segments_reading_param(i));
+    acq_json += std::string(i ? "," : "{") + "\"" + t.params()[i].name + "\":" + std::to_string(acquisitions.back());
+  }
+  if (zero == 3) acq_json += "}";
   while (t.step() < total) {
     const int64_t step = t.step(), epoch = step / spe, b = step % spe;
     if (epoch != order_epoch) { order = epoch_order(train_data->n, seed, epoch); order_epoch = epoch; }
@@ -524,6 +529,7 @@ int main(int argc, char** argv) {
       if (zero23) {
         peak_json = pk + "]";
         comm_json = ",\"parameter_bytes\":" + std::to_string(zero23->parameter_bytes()) + ",\"gathered_peak_bytes_per_rank\":" + peak_json;
+        if (zero == 3) comm_json += ",\"gathers_per_param\":" + acq_json;  // all-gathers per step: passes reading it
       }
       comm_json += ",\"world_size\":" + std::to_string(dp) + ",\"comm_bytes\":" + std::to_string(sent) + ",\"comm_bytes_per_rank\":" + m +
                   "],\"comm_bytes_ring_per_rank\":" + e + "],\"comm_bytes_theory\":" + json_num(buckets->ring_bytes_formula()) +

@@ -16,14 +16,29 @@
           elements adding up to G/4; every bucket started during the backward pass
           (as soon as its gradients were made); --zero 1 (optimizer state sharded): a reduce-scatter
           and an all-gather of ceil(P/N) elements per rank, 2 (N-1) ceil(P/N) * 4 bytes;
+          --zero 2 (and gradients; every parameter split along dim 0, rank 0 holding the most
+          rows, C = sum of its rows' elements): a reduce-scatter and an all-gather of C
+          elements, 2 (N-1) C * 4 bytes (= 2(N-1)/N * G when N divides every dim 0);
+          --zero 3 (and parameters, FSDP): the reduce-scatter plus one all-gather of each
+          parameter (c_p elements of rank 0's rows) before the forward pass and one more
+          before the backward pass for the parameters the backward graph reads (g_p = 2, else
+          1, as the run's plan reports them; the MatMul weights w2 and w3 must be among them,
+          since dX = dY W^T reads W), (N-1) * 4 * (C + sum_p g_p c_p), at most
+          3(N-1)/N * P * 4; and every rank's peak of gathered parameter bytes is below the
+          parameter bytes (the parameters really are freed after use);
         - both final models (with their optimizer state; the data-parallel one gathered
           from the shards under ZeRO) resumed in ONE process for 2 more steps end within
           1e-5 of each other: a data-parallel checkpoint continues at world size 1.
   --case kill --np N: rank 1 killed (SIGKILL) after step 2 of a long run: every other rank
       and mpirun must exit non-zero within --comm-timeout + slack; --case hang: rank 1
       stopped (SIGSTOP): the others must fail naming rank 1.
+  --case resume --zero K: a ZeRO-K checkpoint saved at -np 2 after 5 steps (weight and state
+      chunks, checked with `tessera inspect`) resumes in one process and at -np 4 (--zero K)
+      for 2 more steps: both end within 1e-5 of 7 uninterrupted single-process steps, and
+      `tessera run` runs the final model.
   --case bad_input: --parallel dp=3 under -np 2, --parallel tp=2, another model on rank 1,
-      another --lr on rank 1, --bucket-mb 0, --zero 2, --zero 1 without --parallel: each exits non-zero (within 60 s) with a
+      another --lr on rank 1, --bucket-mb 0, --zero 1 and --zero 3 without --parallel, another
+      sharded checkpoint on rank 1: each exits non-zero (within 60 s) with a
       message naming the culprit.
 Prints a table row for the README. Exit 77 (skip) without onnx.
 """
@@ -93,6 +108,12 @@ def chunks(count, parts):
     return [base + (1 if r < extra else 0) for r in range(parts)]
 
 
+def dim0_chunk(shape, parts):
+    """Elements of rank 0's rows of a parameter split along dim 0 (rank 0 has the most)."""
+    return chunks(shape[0], parts)[0] * int(np.prod(shape[1:], dtype=np.int64)) if len(shape) else 1
+
+
+
 def mpirun(args, np_):
     return [args.mpirun, "--allow-run-as-root", "--oversubscribe", "-np", str(np_)]
 
@@ -111,17 +132,27 @@ def prepare(args, classes, rows=50):
     return w0
 
 
-def case_equiv(args):
+def common_flags(args, epochs=1, steps=5):
     work = args.work_dir
-    w0 = prepare(args, args.classes)
-    grad_bytes = 4 * sum(v.size for v in w0.values())
     common = ["--model", os.path.join(work, "m.tsr"), "--train", os.path.join(work, "train.npz"),
-              "--val", os.path.join(work, "val.npz"), "--epochs", "1", "--batch-size", "10", "--max-steps", "5",
+              "--val", os.path.join(work, "val.npz"), "--epochs", str(epochs), "--batch-size", "10", "--max-steps", str(steps),
               "--optimizer", args.optimizer, "--lr", "0.05" if args.optimizer == "sgd" else "0.01", "--quiet"]
     if args.optimizer == "sgd":
         common += ["--momentum", "0.9", "--nesterov", "--weight-decay", "0.01", "--clip-norm", "5"]
     else:
         common += ["--weight-decay", "0.05"]
+    return common
+
+
+def max_diff(a, b):
+    return max(float(np.abs(a[k] - b[k]).max()) for k in a)
+
+
+def case_equiv(args):
+    work = args.work_dir
+    w0 = prepare(args, args.classes)
+    grad_bytes = 4 * sum(v.size for v in w0.values())
+    common = common_flags(args)
     single = os.path.join(work, "single.tsr")
     t0 = time.time()
     run([args.finetune] + common + ["--out", single])
@@ -162,10 +193,29 @@ def case_equiv(args):
             fail.append(f"{len(m['comm_bytes_per_rank'])} ranks reported, expected {n}")
         if m["comm_bytes_per_rank"] != m["comm_bytes_ring_per_rank"]:
             fail.append(f"step {m['step']}: measured bytes {m['comm_bytes_per_rank']} != ring volume {m['comm_bytes_ring_per_rank']}")
-        if not args.zero and m.get("buckets_started_in_backward") != m["buckets"]:
+        if args.zero != 1 and m.get("buckets_started_in_backward") != m["buckets"]:
             fail.append(f"step {m['step']}: {m.get('buckets_started_in_backward')} of {m['buckets']} buckets started "
                         "during the backward pass (every gradient of this model comes from a backward node)")
-        if args.zero:
+        if args.zero in (2, 3):
+            c = sum(dim0_chunk(v.shape, n) for v in w0.values())
+            g = m.get("gathers_per_param", {k: 1 for k in w0}) if args.zero == 3 else {}
+            if args.zero == 3 and (set(g) != set(w0) or any(x not in (1, 2) for x in g.values()) or g["w2"] != 2 or g["w3"] != 2):
+                fail.append(f"step {m['step']}: all-gathers per parameter {g}: expected 1 or 2 for each of {sorted(w0)}, "
+                            "2 for w2 and w3 (dX = dY W^T reads W)")
+            gathers = sum(dim0_chunk(v.shape, n) * g.get(k, 1) for k, v in w0.items())
+            want = [4 * (n - 1) * (2 * c if args.zero == 2 else c + gathers)] * n
+            if m["comm_bytes_per_rank"] != want:
+                fail.append(f"step {m['step']}: ZeRO-{args.zero} measured {m['comm_bytes_per_rank']} != theory computed here {want}")
+            divides = all(v.shape[0] % n == 0 for v in w0.values())
+            if args.zero == 2 and divides and any(b != formula for b in m["comm_bytes_per_rank"]):
+                fail.append(f"step {m['step']}: measured {m['comm_bytes_per_rank']} != 2(N-1)/N * G = {formula}")
+            if args.zero == 3 and divides and any(b > 3 * (n - 1) / n * grad_bytes for b in m["comm_bytes_per_rank"]):
+                fail.append(f"step {m['step']}: measured {m['comm_bytes_per_rank']} > 3(N-1)/N * P * 4")
+            if args.zero == 3:
+                peaks = m.get("gathered_peak_bytes_per_rank", [])
+                if len(peaks) != n or not all(0 < p < grad_bytes for p in peaks) or m.get("parameter_bytes") != grad_bytes:
+                    fail.append(f"step {m['step']}: peak gathered parameter bytes per rank {peaks} not all in (0, {grad_bytes})")
+        elif args.zero:
             p_ = grad_bytes // 4
             want = [8 * (n - 1) * (-(-p_ // n))] * n
             if m["comm_bytes_per_rank"] != want:
@@ -193,13 +243,62 @@ def case_equiv(args):
     resume_diff = max(float(np.abs(wrs[k] - wrd[k]).max()) for k in w0)
     if resume_diff > 1e-5:
         fail.append(f"resumed in one process, the data-parallel checkpoint ends {resume_diff:.3g} away from the single one")
-    print(f"| {len(md)} | {n} | {args.optimizer}{' ZeRO-1' if args.zero else ''} | {md[-1]['buckets'] if md else '?'} | {diff:.2g} | {loss_diff:.2g} | "
+    print(f"| {len(md)} | {n} | {args.optimizer}{f' ZeRO-{args.zero}' if args.zero else ''} | {md[-1]['buckets'] if md else '?'} | {diff:.2g} | {loss_diff:.2g} | "
           f"{grad_bytes} | {measured} | {formula:.1f} | {resume_diff:.2g} | {t1 - t0:.1f} s / {t2 - t1:.1f} s |")
     if fail:
         print("FAIL:\n  " + "\n  ".join(fail))
         return 1
     print(f"ok: dp={n} matches single-process training: max weight diff {diff:.3g}, loss diff {loss_diff:.3g}; "
-          f"bytes per rank per step {measured} (2(N-1)/N * {grad_bytes} = {formula:.1f})")
+          f"bytes per rank per step {measured} (2(N-1)/N * {grad_bytes} = {formula:.1f})"
+          + (f"; peak gathered parameter bytes per rank {md[-1]['gathered_peak_bytes_per_rank']} of {grad_bytes}"
+             if args.zero == 3 else ""))
+    return 0
+
+
+def case_resume(args):
+    """A ZeRO checkpoint saved at 2 ranks resumes at 1 and at 4 ranks."""
+    work = args.work_dir
+    w0 = prepare(args, args.classes)
+    ref = os.path.join(work, "ref.tsr")
+    run([args.finetune] + common_flags(args, epochs=2, steps=7) + ["--out", ref])
+    saved = os.path.join(work, "saved.tsr")  # its checkpoint: saved.ckpt.tsr, after step 5 (the epoch's end)
+    zero = ["--zero", str(args.zero)]
+    run(mpirun(args, 2) + [args.finetune] + common_flags(args, epochs=2, steps=5) + ["--out", saved, "--parallel", "dp=2"] + zero,
+        timeout=120)
+    ckpt = os.path.join(work, "saved.ckpt.tsr")
+    info = json.loads(run([args.tessera, "inspect", "--json", ckpt]).stdout)
+    fail = []
+    sh = info.get("sharding", {})
+    if sh.get("tensor_shardings") != len(w0) or not sh.get("weight_chunks"):
+        fail.append(f"the checkpoint is not sharded: {sh} (expected {len(w0)} tensor shardings and weight chunks)")
+    resume = [c for c in common_flags(args, epochs=2, steps=7) if c not in ("--model", os.path.join(work, "m.tsr"))]
+    r1, r4 = os.path.join(work, "resumed1.tsr"), os.path.join(work, "resumed4.tsr")
+    run([args.finetune, "--resume", ckpt] + resume + ["--out", r1])
+    out4 = run(mpirun(args, 4) + [args.finetune, "--resume", ckpt] + resume + ["--out", r4, "--parallel", "dp=4"] + zero,
+               timeout=120)
+    print(out4.stdout.strip())
+    wref, w5 = weights_of(args, ref), weights_of(args, saved)
+    d1, d4 = max_diff(wref, weights_of(args, r1)), max_diff(wref, weights_of(args, r4))
+    moved = max_diff(wref, w5)
+    if d1 > 1e-5:
+        fail.append(f"resumed in one process: max weight diff {d1:.3g} from 7 uninterrupted steps > 1e-5")
+    if d4 > 1e-5:
+        fail.append(f"resumed at 4 ranks (ZeRO-{args.zero}): max weight diff {d4:.3g} from 7 uninterrupted steps > 1e-5")
+    if moved < 1e-4:
+        fail.append(f"steps 6 and 7 hardly moved the weights ({moved:.3g}): the comparison says nothing")
+    # The final model of a sharded run is a plain .tsr that `tessera run` runs.
+    np.save(os.path.join(work, "x.npy"), np.load(os.path.join(work, "train.npz"))["x"][:3])
+    r = run([args.tessera, "run", r4, "--input", "x=" + os.path.join(work, "x.npy"), "--output-dir", os.path.join(work, "run_out")],
+            check=False)
+    if r.returncode != 0 or not os.path.exists(os.path.join(work, "run_out", "out.npy")):
+        fail.append(f"tessera run on the ZeRO-{args.zero} output failed: {r.stdout[-500:]} {r.stderr[-500:]}")
+    print(f"| resume ZeRO-{args.zero} | saved at 2 ranks after 5 steps, {sh.get('weight_chunks')} chunks | "
+          f"+2 steps at 1 rank: {d1:.2g} | +2 steps at 4 ranks: {d4:.2g} | (steps 6-7 moved the weights {moved:.2g}) |")
+    if fail:
+        print("FAIL:\n  " + "\n  ".join(fail))
+        return 1
+    print(f"ok: the ZeRO-{args.zero} checkpoint of 2 ranks resumed at 1 and 4 ranks ends within {max(d1, d4):.3g} "
+          "of uninterrupted single-process training")
     return 0
 
 
@@ -305,9 +404,26 @@ def case_bad_input(args):
         ("flags", mp + ["-np", "1"] + ft(extra=["--parallel", "dp=2"]) + [":", "-np", "1"] +
          ft(extra=["--parallel", "dp=2", "--lr", "0.5"]), "rank 1 differs in the command-line flags"),
         ("bucket", mp + ["-np", "2"] + ft(extra=["--parallel", "dp=2", "--bucket-mb", "0"]), "--bucket-mb"),
-        ("zero 2", ft(extra=["--parallel", "dp=1", "--zero", "2"]), "ZeRO stages 2 and 3 are not implemented yet"),
         ("zero without dp", ft(extra=["--zero", "1"]), "--zero 1 shards the optimizer state over data-parallel ranks"),
+        ("zero 3 without dp", ft(extra=["--zero", "3"]),
+         "--zero 3 shards the optimizer state, gradients and parameters over data-parallel ranks: give --parallel dp=N"),
     ]
+    # Two ZeRO-3 checkpoints of 2 ranks (other learning rates); rank 1 resumes the other one.
+    ck = []
+    for lr in ("0.05", "0.02"):
+        out = os.path.join(work, f"z3_{lr}.tsr")
+        run(mp + ["-np", "2", args.finetune, "--model", os.path.join(work, "m.tsr"), "--train", os.path.join(work, "train.npz"),
+                  "--val", os.path.join(work, "val.npz"), "--batch-size", "10", "--max-steps", "1", "--lr", lr, "--quiet",
+                  "--out", out, "--parallel", "dp=2", "--zero", "3"], timeout=60)
+        ck.append(os.path.join(work, f"z3_{lr}.ckpt.tsr"))
+
+    def resume(path):
+        return [args.finetune, "--resume", path, "--train", os.path.join(work, "train.npz"), "--val", os.path.join(work, "val.npz"),
+                "--epochs", "1", "--batch-size", "10", "--quiet", "--out", os.path.join(work, "o.tsr"), "--comm-timeout", "10",
+                "--parallel", "dp=2", "--zero", "3"]
+    cases.append(("other checkpoint", mp + ["-np", "1"] + resume(ck[0]) + [":", "-np", "1"] + resume(ck[1]),
+                  "rank 1 differs in the checkpoint (--resume)"))
+    cases.append(("other checkpoint: chunks", cases[-1][1], "rank 1 differs in the sharding of the checkpoint"))
     fail = []
     for name, cmd, want in cases:
         t0 = time.time()
@@ -332,7 +448,7 @@ def main():
     ap.add_argument("--finetune", required=True)
     ap.add_argument("--mpirun", required=True)
     ap.add_argument("--work-dir", required=True)
-    ap.add_argument("--case", required=True, choices=["equiv", "kill", "hang", "bad_input"])
+    ap.add_argument("--case", required=True, choices=["equiv", "kill", "hang", "bad_input", "resume"])
     ap.add_argument("--np", type=int, default=2)
     ap.add_argument("--optimizer", default="sgd")
     ap.add_argument("--bucket-mb", type=float, default=0)
@@ -343,6 +459,8 @@ def main():
         return case_equiv(args)
     if args.case == "bad_input":
         return case_bad_input(args)
+    if args.case == "resume":
+        return case_resume(args)
     return case_fault(args, args.case)
 
 
