@@ -47,7 +47,7 @@ void for_each_run(const Shape& full, const Block& b, F f) {
 std::string index_string(const Shape& shape, int64_t flat) {
   std::string s;
   for (size_t d = shape.size(); d-- > 0;) {
-    s = std::to_string(flat % shape[d]) + (s.empty() ? "" : ", ") + s;
+    s = std::to_string(flat % shape[d]) + (s.empty() ? "" : ",") + s;
     flat /= shape[d];
   }
   return "[" + s + "]";

@@ -251,6 +251,8 @@ Result<std::unique_ptr<Trainer>> Trainer::create(const Model& model, const Train
   }
   if (t->params_.empty()) return invalid_argument("nothing to train: every parameter is frozen or does not affect the loss");
   for (const auto& [out, stat] : t->bn_stats_) fetch.push_back(out);
+  t->train_graph_ = train_graph;
+  t->eval_graph_ = eval_graph;
   TSR_ASSIGN_OR_RETURN(t->train_, Interpreter::create(train_graph, fetch));
   TSR_ASSIGN_OR_RETURN(t->eval_, Interpreter::create(eval_graph, {t->loss_, t->output_}));
   if (model.training) {
@@ -351,6 +353,14 @@ Status Trainer::apply_gradients(std::vector<Tensor>& grads, double lr) {
   TSR_RETURN_IF_ERROR(optimizer_step(cfg_.optimizer, params_, grads, lr, step_));
   ++step_;
   return Status::ok();
+}
+
+void Trainer::drop_parameter_initializers() {
+  for (Graph* g : {&model_->graph, train_graph_.get(), eval_graph_.get()})
+    for (const Param& p : params_) {
+      const int v = g->find_value(p.name);
+      if (v >= 0) g->values[v].initializer.reset();
+    }
 }
 
 Status Trainer::apply_external_step(const std::function<Status(std::vector<Param>&, int64_t)>& update) {

@@ -88,6 +88,11 @@ class Trainer {
   /// the number of times compute_gradients_sharded acquires it per step.
   size_t backward_start() const { return backward_start_; }
   int segments_reading_param(size_t i) const { return train_->segments_reading(params_[i].name, {backward_start_}); }
+  /// ZeRO-3: forgets the weights the model was loaded with (the parameters' initializers
+  /// in the trainer's graphs), so that only Param::value, or when it is empty a
+  /// ValueSource, holds them. Afterwards check_input() cannot run and snapshot()/save()
+  /// need every Param::value set.
+  void drop_parameter_initializers();
   /// The second half: clips `grads` (TrainerConfig::clip_norm, global L2 norm) and applies
   /// one optimizer step with learning rate `lr`; the step count advances by one. grads: as
   /// compute_gradients returns them. Errors: kInvalidArgument on a count, shape or dtype
@@ -144,6 +149,7 @@ class Trainer {
   std::vector<std::pair<std::string, std::string>> bn_stats_;  // (BN running-stat output, its initializer)
   std::vector<std::pair<std::string, Tensor>> buffers_;        // running statistics, by initializer name
   std::unique_ptr<Interpreter> train_, eval_;
+  std::shared_ptr<Graph> train_graph_, eval_graph_;  // the interpreters' graphs
   int64_t step_ = 0;
   size_t backward_start_ = 0;
   Tensor one_;

@@ -385,6 +385,10 @@ int main(int argc, char** argv) {
     Status s = t.check_input(xs);
     if (!s.is_ok()) return fail((d == &*train_data ? "--train: " : "--val: ") + s.message());
   }
+  if (zero == 3) {  // from here on a rank holds only its rows of each parameter
+    t.drop_parameter_initializers();
+    model->reset();
+  }
   const int64_t spe = (train_data->n + batch - 1) / batch;
   int64_t total = spe * epochs;
   if (max_steps >= 0) total = std::min(total, max_steps);

@@ -38,8 +38,9 @@
       `tessera run` runs the final model.
   --case bad_input: --parallel dp=3 under -np 2, --parallel tp=2, another model on rank 1,
       another --lr on rank 1, --bucket-mb 0, --zero 1 and --zero 3 without --parallel, another
-      sharded checkpoint on rank 1: each exits non-zero (within 60 s) with a
-      message naming the culprit.
+      sharded checkpoint on rank 1, a sharded checkpoint with a chunk taken out (--drop-chunk,
+      in one process and at 2 ranks): each exits non-zero (within 60 s) with a message naming
+      the culprit.
 Prints a table row for the README. Exit 77 (skip) without onnx.
 """
 import argparse
@@ -424,6 +425,14 @@ def case_bad_input(args):
     cases.append(("other checkpoint", mp + ["-np", "1"] + resume(ck[0]) + [":", "-np", "1"] + resume(ck[1]),
                   "rank 1 differs in the checkpoint (--resume)"))
     cases.append(("other checkpoint: chunks", cases[-1][1], "rank 1 differs in the sharding of the checkpoint"))
+    # The first checkpoint without rank 1's rows of w2 (rows 8..15 at 2 ranks): in one process
+    # and at 2 ranks, the error names w2 and the first element no chunk holds.
+    if args.drop_chunk:
+        holed = os.path.join(work, "holed.ckpt.tsr")
+        run([args.drop_chunk, ck[0], holed, "w2", "8"])
+        want = "parameter 'w2' [16,16]: its chunks do not cover element [8,0]"
+        cases.append(("incomplete checkpoint", resume(holed)[:-4], want))
+        cases.append(("incomplete checkpoint, 2 ranks", mp + ["-np", "2"] + resume(holed), want))
     fail = []
     for name, cmd, want in cases:
         t0 = time.time()
@@ -447,6 +456,7 @@ def main():
     ap.add_argument("--tessera", required=True)
     ap.add_argument("--finetune", required=True)
     ap.add_argument("--mpirun", required=True)
+    ap.add_argument("--drop-chunk", help="tessera_drop_chunk (tests/mpi/drop_chunk.cc), for bad_input")
     ap.add_argument("--work-dir", required=True)
     ap.add_argument("--case", required=True, choices=["equiv", "kill", "hang", "bad_input", "resume"])
     ap.add_argument("--np", type=int, default=2)
