@@ -74,6 +74,24 @@ std::vector<int> GradContext::add_n(const std::string& op, const std::vector<int
 int GradContext::shape(int v) {
   auto it = shape_cache_->find(v);
   if (it != shape_cache_->end()) return it->second;
+  // An initializer that is not a graph input has a fixed shape (the trainer feeds new
+  // values of a parameter, never new shapes): a constant, so that the backward pass does
+  // not read the tensor for its shape (ZeRO-3 would all-gather a parameter for that).
+  const Value& val = g_.values[v];
+  if (val.initializer && std::find(g_.inputs.begin(), g_.inputs.end(), v) == g_.inputs.end()) {
+    const Shape dims = val.initializer->shape();
+    Value c;
+    c.name = fresh_name(g_, val.name + "/shape");
+    c.dtype = DType::kInt64;
+    c.has_shape = true;
+    c.shape = {Dim{static_cast<int64_t>(dims.size()), ""}};
+    Tensor t = Tensor::allocate(DType::kInt64, {static_cast<int64_t>(dims.size())}).value();
+    for (size_t d = 0; d < dims.size(); ++d) t.data_as<int64_t>()[d] = dims[d];
+    c.initializer = std::make_shared<Tensor>(std::move(t));
+    const int id = g_.add_value(std::move(c));
+    (*shape_cache_)[v] = id;
+    return id;
+  }
   int s = add_n("Shape", {v}, 1, {}, true, DType::kInt64)[0];
   (*shape_cache_)[v] = s;
   return s;

@@ -218,8 +218,8 @@ Result<std::unique_ptr<Trainer>> Trainer::create(const Model& model, const Train
       }
     }
   }
-  t->backward_start_ = tg.nodes.size();
   TSR_ASSIGN_OR_RETURN(BackwardInfo info, append_backward(tg, t->loss_, wrt));
+  t->backward_start_ = info.forward_nodes;
   t->seed_ = info.seed;
   // Parameters the loss does not reach get zeros from autodiff: leave them out.
   auto train_graph = std::make_shared<Graph>(std::move(tg));

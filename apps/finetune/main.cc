@@ -3,7 +3,11 @@
 // (train/data_parallel.h): --batch-size is the global batch, split across ranks by rank in
 // contiguous slices; gradients are summed over ranks in buckets (--bucket-mb) by ring
 // all-reduces; every rank applies the same optimizer step; rank 0 alone writes the
-// checkpoints, the metrics and the output model.
+// checkpoints, the metrics and the output model. --zero 1|2|3 shards the optimizer state
+// (train/data_parallel.h ZeroStage1), and the gradients, and the parameters
+// (train/fsdp.h ShardedDataParallel); checkpoints then hold every rank's shard as weight
+// chunks (train/sharded_checkpoint.h) and resume at any world size; --out is always a
+// complete model.
 //
 //   tessera-finetune --model IN.tsr --train TRAIN.npz --val VAL.npz --epochs 10 --batch-size 32
 //       --lr 0.01 --optimizer sgd|adamw --loss ce|mse --out OUT.tsr [--replace-head CLASSES]

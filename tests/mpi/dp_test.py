@@ -18,7 +18,8 @@
           and an all-gather of ceil(P/N) elements per rank, 2 (N-1) ceil(P/N) * 4 bytes;
           --zero 2 (and gradients; every parameter split along dim 0, rank 0 holding the most
           rows, C = sum of its rows' elements): a reduce-scatter and an all-gather of C
-          elements, 2 (N-1) C * 4 bytes (= 2(N-1)/N * G when N divides every dim 0);
+          elements, 2 (N-1) C * 4 bytes (= 2(N-1)/N * G when N divides every dim 0; C is
+          additive over buckets, so the same with --bucket-mb, which must give several);
           --zero 3 (and parameters, FSDP): the reduce-scatter plus one all-gather of each
           parameter (c_p elements of rank 0's rows) before the forward pass and one more
           before the backward pass for the parameters the backward graph reads (g_p = 2, else
@@ -207,6 +208,8 @@ def case_equiv(args):
             want = [4 * (n - 1) * (2 * c if args.zero == 2 else c + gathers)] * n
             if m["comm_bytes_per_rank"] != want:
                 fail.append(f"step {m['step']}: ZeRO-{args.zero} measured {m['comm_bytes_per_rank']} != theory computed here {want}")
+            if args.bucket_mb and m["buckets"] < 2:
+                fail.append(f"step {m['step']}: {m['buckets']} bucket(s) with --bucket-mb {args.bucket_mb}: the test wants several")
             divides = all(v.shape[0] % n == 0 for v in w0.values())
             if args.zero == 2 and divides and any(b != formula for b in m["comm_bytes_per_rank"]):
                 fail.append(f"step {m['step']}: measured {m['comm_bytes_per_rank']} != 2(N-1)/N * G = {formula}")
