@@ -22,20 +22,33 @@ uint64_t ring_all_reduce_bytes(int64_t count, size_t elem_bytes, int parts, int 
   return 2 * static_cast<uint64_t>(count) * elem_bytes - chunk(rank) - chunk((rank + 1) % parts);
 }
 
+std::vector<std::vector<size_t>> reverse_buckets(const std::vector<int64_t>& elements, int64_t cap) {
+  std::vector<std::vector<size_t>> out;
+  int64_t filled = 0;
+  for (size_t k = elements.size(); k-- > 0;) {
+    if (out.empty() || (filled > 0 && filled + elements[k] > cap)) { out.emplace_back(); filled = 0; }
+    out.back().push_back(k);
+    filled += elements[k];
+  }
+  return out;
+}
+
 Result<std::unique_ptr<GradientBuckets>> GradientBuckets::create(Communicator& comm, const std::vector<Shape>& shapes,
                                                                  int64_t bucket_bytes) {
   if (bucket_bytes < 4) return invalid_argument("gradient bucket size must be at least 4 bytes, got " + std::to_string(bucket_bytes));
   std::unique_ptr<GradientBuckets> g(new GradientBuckets(comm));
   g->shapes_ = shapes;
-  const int64_t cap = bucket_bytes / 4;
-  for (size_t k = shapes.size(); k-- > 0;) {
+  std::vector<int64_t> numel;
+  for (const Shape& s : shapes) {
     int64_t n = 1;
-    for (int64_t d : shapes[k]) n *= d;
-    if (g->buckets_.empty() || (g->buckets_.back().elements > 0 && g->buckets_.back().elements + n > cap))
-      g->buckets_.emplace_back();
-    g->buckets_.back().params.push_back(k);
-    g->buckets_.back().elements += n;
+    for (int64_t d : s) n *= d;
+    numel.push_back(n);
     g->total_elements_ += n;
+  }
+  for (std::vector<size_t>& ps : reverse_buckets(numel, bucket_bytes / 4)) {
+    g->buckets_.emplace_back();
+    for (size_t k : ps) g->buckets_.back().elements += numel[k];
+    g->buckets_.back().params = std::move(ps);
   }
   g->bucket_of_.resize(shapes.size());
   g->offset_of_.resize(shapes.size());

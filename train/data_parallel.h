@@ -36,6 +36,12 @@ std::pair<int64_t, int64_t> split_rows(int64_t rows, int parts, int rank);
 /// divides count (Patarasuk & Yuan 2009). 0 for one rank.
 uint64_t ring_all_reduce_bytes(int64_t count, size_t elem_bytes, int parts, int rank);
 
+/// Groups parameters of `elements[i]` elements into gradient buckets as DDP does: taken in
+/// reverse order, a bucket is closed before it would exceed `cap` elements (a parameter
+/// larger than that gets a bucket of its own; parameters are not split). Returns each
+/// bucket's parameter indices, in reverse parameter order.
+std::vector<std::vector<size_t>> reverse_buckets(const std::vector<int64_t>& elements, int64_t cap);
+
 /// Sums float32 gradients over the ranks of a communicator in buckets.
 class GradientBuckets {
  public:

@@ -42,14 +42,11 @@ Result<std::unique_ptr<ShardedDataParallel>> ShardedDataParallel::create(Communi
     z->total_ += p.value.numel();
   }
   z->layout_ = dim0_layout(z->shapes_, n);
-  // Buckets as GradientBuckets: reverse order, closed before exceeding bucket_bytes.
-  const int64_t cap = bucket_bytes / 4;
-  int64_t bucket_elems = 0;
-  for (size_t k = params.size(); k-- > 0;) {
-    const int64_t e = params[k].value.numel();
-    if (z->buckets_.empty() || (bucket_elems > 0 && bucket_elems + e > cap)) { z->buckets_.emplace_back(); bucket_elems = 0; }
-    z->buckets_.back().params.push_back(k);
-    bucket_elems += e;
+  std::vector<int64_t> numel;
+  for (const Param& p : params) numel.push_back(p.value.numel());
+  for (std::vector<size_t>& ps : reverse_buckets(numel, bucket_bytes / 4)) {
+    z->buckets_.emplace_back();
+    z->buckets_.back().params = std::move(ps);
   }
   z->bucket_of_.resize(params.size());
   z->offset_of_.assign(params.size(), std::vector<int64_t>(static_cast<size_t>(n), 0));
@@ -94,19 +91,8 @@ Result<std::unique_ptr<ShardedDataParallel>> ShardedDataParallel::create(Communi
   ShardedDataParallel* self = z.get();
   z->source_.names = z->names_;
   z->source_.acquire = [self](size_t k) -> Result<Tensor> {
-    const int nr = self->comm_.size();
-    const int64_t c = self->rows_of(k, 0) * self->row_size(k), row = self->row_size(k);
-    std::vector<float> send(static_cast<size_t>(c), 0.0f), all(static_cast<size_t>(c) * nr);
-    const Tensor& mine = self->shard_[k].value;
-    std::memcpy(send.data(), mine.data_as<float>(), static_cast<size_t>(mine.numel()) * 4);
-    TSR_RETURN_IF_ERROR(self->comm_.all_gather(send.data(), all.data(), c, DType::kFloat32));
-    TSR_ASSIGN_OR_RETURN(Tensor full, Tensor::allocate(DType::kFloat32, self->shapes_[k]));
-    int64_t at = 0;
-    for (int r = 0; r < nr; ++r) {
-      const int64_t e = self->rows_of(k, r) * row;
-      std::memcpy(full.data_as<float>() + at, all.data() + r * c, static_cast<size_t>(e) * 4);
-      at += e;
-    }
+    Tensor full;
+    TSR_RETURN_IF_ERROR(self->gather_rows(self->comm_, k, &self->shard_[k].value, full));
     self->held_[k] = full.nbytes();
     self->live_ += full.nbytes();
     self->peak_ = std::max(self->peak_, self->live_);
@@ -246,28 +232,28 @@ Status ShardedDataParallel::step(std::vector<Param>& params, double lr, int64_t 
   return Status::ok();
 }
 
+Status ShardedDataParallel::gather_rows(Communicator& c, size_t i, const Tensor* rows, Tensor& out) const {
+  const int n = c.size();
+  const int64_t chunk = rows_of(i, 0) * row_size(i), row = row_size(i);
+  std::vector<float> send(static_cast<size_t>(chunk), 0.0f), all(static_cast<size_t>(chunk) * n);
+  if (rows && rows->numel() > 0) std::memcpy(send.data(), rows->data_as<float>(), rows->nbytes());
+  TSR_RETURN_IF_ERROR(c.all_gather(send.data(), all.data(), chunk, DType::kFloat32));
+  TSR_ASSIGN_OR_RETURN(out, Tensor::allocate(DType::kFloat32, shapes_[i]));
+  int64_t at = 0;
+  for (int r = 0; r < n; ++r) {
+    const int64_t e = rows_of(i, r) * row;
+    if (e > 0) std::memcpy(out.data_as<float>() + at, all.data() + r * chunk, static_cast<size_t>(e) * 4);
+    at += e;
+  }
+  return Status::ok();
+}
+
 Status ShardedDataParallel::gather(std::vector<Param>& params, bool values) {
-  const int n = ctrl_.size();
   std::vector<std::string> names;
   if (opt_.kind == "adamw") names = {"exp_avg", "exp_avg_sq"};
   else if (opt_.momentum > 0) names = {"momentum_buffer"};
-  // One tensor of parameter i from every rank's rows (`rows`: this rank's, or null: zeros).
-  auto gather_one = [&](size_t i, const Tensor* rows, Tensor& out) -> Status {
-    const int64_t c = rows_of(i, 0) * row_size(i), row = row_size(i);
-    std::vector<float> send(static_cast<size_t>(c), 0.0f), all(static_cast<size_t>(c) * n);
-    if (rows) std::memcpy(send.data(), rows->data_as<float>(), rows->nbytes());
-    TSR_RETURN_IF_ERROR(ctrl_.all_gather(send.data(), all.data(), c, DType::kFloat32));
-    TSR_ASSIGN_OR_RETURN(out, Tensor::allocate(DType::kFloat32, shapes_[i]));
-    int64_t at = 0;
-    for (int r = 0; r < n; ++r) {
-      const int64_t e = rows_of(i, r) * row;
-      std::memcpy(out.data_as<float>() + at, all.data() + r * c, static_cast<size_t>(e) * 4);
-      at += e;
-    }
-    return Status::ok();
-  };
   for (size_t i = 0; i < params.size(); ++i) {
-    if (values && !params[i].value.defined()) TSR_RETURN_IF_ERROR(gather_one(i, &shard_[i].value, params[i].value));
+    if (values && !params[i].value.defined()) TSR_RETURN_IF_ERROR(gather_rows(ctrl_, i, &shard_[i].value, params[i].value));
     for (const std::string& name : names) {
       const Tensor* st = nullptr;
       for (const auto& [sn, t] : shard_[i].state)
@@ -278,7 +264,7 @@ Status ShardedDataParallel::gather(std::vector<Param>& params, bool values) {
       TSR_RETURN_IF_ERROR(ctrl_.all_reduce(&any, &any, 1, DType::kFloat64, ReduceOp::kMax));
       if (any == 0) continue;
       Tensor full;
-      TSR_RETURN_IF_ERROR(gather_one(i, st, full));
+      TSR_RETURN_IF_ERROR(gather_rows(ctrl_, i, st, full));
       bool set = false;
       for (auto& [sn, t] : params[i].state)
         if (sn == name) { t = full; set = true; }

@@ -113,6 +113,9 @@ class ShardedDataParallel {
   void start_ready();
   int64_t rows_of(size_t i, int r) const;   // rows of parameter i that rank r owns
   int64_t row_size(size_t i) const;         // elements per dim-0 row
+  // Parameter i (full shape) from every rank's rows over `c` (an all-gather of rank 0's
+  // row count, zero padded); rows: this rank's rows, or null for zeros.
+  Status gather_rows(Communicator& c, size_t i, const Tensor* rows, Tensor& out) const;
   Communicator &comm_, &ctrl_;
   OptimizerConfig opt_;
   int stage_ = 2;
