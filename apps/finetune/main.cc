@@ -511,7 +511,7 @@ int main(int argc, char** argv) {
                           : buckets->finish(grads);
       if (s.is_ok() && zero23)
         s = t.apply_external_step([&](std::vector<train::Param>& ps, int64_t st) { return zero23->step(ps, cur_lr, st, clip); });
-      if (!s.is_ok()) return fatal((zero1 ? "ZeRO step " : "gradient all-reduce at step ") + std::to_string(step) + ": " + s.message());
+      if (!s.is_ok()) return fatal((zero1 || zero23 ? "ZeRO step " : "gradient all-reduce at step ") + std::to_string(step) + ": " + s.message());
       const uint64_t sent = world->stats().total() - before;
       const uint64_t ring = zero1 ? zero1->ring_bytes_exact() : zero23 ? zero23->ring_bytes_exact(acquisitions) : buckets->ring_bytes_exact();
       comm_sent_total += sent;
