@@ -30,7 +30,7 @@
         - both final models (with their optimizer state; the data-parallel one gathered
           from the shards under ZeRO) resumed in ONE process for 2 more steps end within
           1e-5 of each other: a data-parallel checkpoint continues at world size 1.
-  --case kill --np N: rank 1 killed (SIGKILL) after step 2 of a long run: every other rank
+  --case kill --np N [--zero K]: rank 1 killed (SIGKILL) after step 2 of a long run: every other rank
       and mpirun must exit non-zero within --comm-timeout + slack; --case hang: rank 1
       stopped (SIGSTOP): the others must fail naming rank 1.
   --case resume --zero K: a ZeRO-K checkpoint saved at -np 2 after 5 steps (weight and state
@@ -342,6 +342,8 @@ def case_fault(args, mode):
                                    "--train", os.path.join(work, "train.npz"), "--val", os.path.join(work, "val.npz"),
                                    "--epochs", "100000", "--batch-size", "10", "--quiet", "--out", out,
                                    "--parallel", f"dp={args.np}", "--comm-timeout", str(timeout)]
+    if args.zero:
+        cmd += ["--zero", str(args.zero)]
     metrics = out + ".metrics.jsonl"
     if os.path.exists(metrics):  # a previous run's: the wait below must see this run's steps
         os.remove(metrics)
