@@ -61,11 +61,13 @@ class Interpreter {
   /// Values made on demand (Zhao et al., "PyTorch FSDP", VLDB 2023: gather a unit's
   /// parameters before its forward, free them after; gather again before its backward).
   /// The graph's nodes are cut into segments at `segment_starts` (node indices, e.g. the
-  /// first backward node). For value names[k] (an initializer or input of the graph, not
-  /// fed), acquire(k) is called just before the first node of a segment that reads it, and
-  /// the interpreter holds the result until the last node of that segment that reads it
-  /// has run; then it drops its reference and calls release(k). So a value read in the
-  /// forward and the backward segment is acquired twice and held only around its uses.
+  /// first backward node). For value names[k] (an initializer or input of the graph; it
+  /// must not also be fed, and its initializer is not used), acquire(k) is called just
+  /// before the first node of a segment that reads it, and the interpreter holds the result
+  /// until the last node of that segment that reads it has run; then it drops its
+  /// reference and calls release(k) (a provided value that is also fetched is held to the
+  /// end and not released). So a value read in the forward and the backward segment is
+  /// acquired twice and held only around its uses.
   /// Errors: acquire's, returned by run() with the node that needed the value;
   /// kInvalidArgument from run() for a name that is not a value of the graph. The kernels
   /// check the shapes of what acquire returns, as for feeds.
