@@ -61,7 +61,6 @@ Result<std::unique_ptr<ShardedDataParallel>> ShardedDataParallel::create(Communi
       }
     }
     bk.chunk = off[0];  // rank 0 has the most rows of every parameter
-    bk.buf.assign(static_cast<size_t>(bk.chunk) * n, 0.0f);
     bk.mine.assign(static_cast<size_t>(bk.chunk), 0.0f);
   }
   // This rank's rows of every parameter, and of its optimizer state (resume).
@@ -118,6 +117,7 @@ void ShardedDataParallel::begin(double weight) {
   for (Bucket& b : buckets_) b.filled = 0;
   pending_.clear();
   next_ = 0;
+  waited_ = 0;
   started_early_ = 0;
   error_ = Status::ok();
 }
@@ -131,6 +131,11 @@ void ShardedDataParallel::add(size_t i, const Tensor& grad) {
   }
   Bucket& b = buckets_[bucket_of_[i]];
   const int n = comm_.size();
+  if (b.buf.empty()) {  // the bucket's packed gradients, freed when its reduce-scatter is done
+    b.buf.assign(static_cast<size_t>(b.chunk) * n, 0.0f);
+    buf_live_ += b.buf.size() * 4;
+    buf_peak_ = std::max(buf_peak_, buf_live_);
+  }
   const int64_t row = row_size(i);
   const float* src = grad.data_as<float>();
   int64_t at = 0;
@@ -154,7 +159,18 @@ void ShardedDataParallel::start_ready() {
     if (!r.is_ok()) { error_ = r.status(); return; }
     pending_.push_back(std::move(*r));
     ++next_;
+    // Keep at most kInFlight reduce-scatters (and their full-size buffers) alive: operations
+    // complete in order, so the oldest is usually done by now.
+    constexpr size_t kInFlight = 2;
+    while (next_ - waited_ > kInFlight) retire(waited_++);
   }
+}
+
+void ShardedDataParallel::retire(size_t j) {
+  Status s = pending_[j]->wait();
+  if (error_.is_ok() && !s.is_ok()) error_ = s;
+  buf_live_ -= buckets_[j].buf.size() * 4;
+  std::vector<float>().swap(buckets_[j].buf);
 }
 
 Status ShardedDataParallel::finish(bool zeros) {
@@ -170,13 +186,13 @@ Status ShardedDataParallel::finish(bool zeros) {
     add(i, z);
   }
   started_early_ = early;
-  Status first = error_;
-  for (auto& r : pending_) {  // every started operation, even after an error (buffers)
-    Status s = r->wait();
-    if (first.is_ok() && !s.is_ok()) first = s;
-  }
+  while (waited_ < pending_.size()) retire(waited_++);  // every started one, even after an error (buffers)
   pending_.clear();
-  TSR_RETURN_IF_ERROR(first);
+  for (Bucket& b : buckets_) {  // packed but never started (after an error)
+    buf_live_ -= b.buf.size() * 4;
+    std::vector<float>().swap(b.buf);
+  }
+  TSR_RETURN_IF_ERROR(error_);
   if (next_ != buckets_.size()) return internal_error("ZeRO: not every gradient bucket started");
   return Status::ok();
 }
@@ -218,13 +234,15 @@ Status ShardedDataParallel::step(std::vector<Param>& params, double lr, int64_t 
   for (Bucket& b : buckets_) {
     std::fill(b.mine.begin(), b.mine.end(), 0.0f);
     for (size_t i : b.params)
-      std::memcpy(b.mine.data() + offset_of_[i][me], shard_[i].value.data_as<float>(), shard_[i].value.nbytes());
-    TSR_RETURN_IF_ERROR(comm_.all_gather(b.mine.data(), b.buf.data(), b.chunk, DType::kFloat32));
+      if (shard_[i].value.numel() > 0)
+        std::memcpy(b.mine.data() + offset_of_[i][me], shard_[i].value.data_as<float>(), shard_[i].value.nbytes());
+    std::vector<float> all(static_cast<size_t>(b.chunk) * n);
+    TSR_RETURN_IF_ERROR(comm_.all_gather(b.mine.data(), all.data(), b.chunk, DType::kFloat32));
     for (size_t i : b.params) {
       int64_t at = 0;
       for (int r = 0; r < n; ++r) {
         const int64_t e = rows_of(i, r) * row_size(i);
-        std::memcpy(params[i].value.data_as<float>() + at, b.buf.data() + r * b.chunk + offset_of_[i][r], static_cast<size_t>(e) * 4);
+        if (e > 0) std::memcpy(params[i].value.data_as<float>() + at, all.data() + r * b.chunk + offset_of_[i][r], static_cast<size_t>(e) * 4);
         at += e;
       }
     }

@@ -12,8 +12,9 @@
 //
 // Per step (stage 2 and 3): as the backward pass makes parameter i's gradient it is packed
 // (scaled by the rank's share of the global batch) into its bucket and dropped; a bucket
-// whose gradients are all in is reduce-scattered at once (asynchronously, in bucket order),
-// so each rank ends with its shard of the summed gradient only. Global-norm clipping sums
+// whose gradients are all in is reduce-scattered at once (asynchronously, in bucket order;
+// its packed buffer is freed when that completes, at most two in flight), so each rank
+// ends with its shard of the summed gradient only. Global-norm clipping sums
 // the shards' squares over ranks; the optimizer (elementwise) updates the rank's rows with
 // their state. Stage 2 then all-gathers the updated rows into every rank's full parameters.
 // Stage 3 keeps only the rows: the forward and backward passes get each parameter from
@@ -81,6 +82,11 @@ class ShardedDataParallel {
   /// Bytes of gathered parameters alive now and at most since create() (stage 3), per rank.
   uint64_t gathered_bytes() const { return live_; }
   uint64_t peak_gathered_bytes() const { return peak_; }
+  /// Bytes of packed gradient buckets (N C * 4 each) alive at most at once since create():
+  /// a bucket's buffer is allocated when its first gradient is packed and freed when its
+  /// reduce-scatter has completed (at most two in flight), so with several buckets this
+  /// stays below the full gradient bytes.
+  uint64_t peak_gradient_buffer_bytes() const { return buf_peak_; }
   /// Bytes of all parameters (4 per element).
   uint64_t parameter_bytes() const { return 4 * static_cast<uint64_t>(total_); }
 
@@ -106,11 +112,12 @@ class ShardedDataParallel {
   struct Bucket {
     std::vector<size_t> params;  // reverse parameter order
     int64_t chunk = 0;           // C: elements per rank
-    std::vector<float> buf, mine;  // N C (rank-major) and C elements
+    std::vector<float> buf, mine;  // N C (rank-major; only between packing and reduce-scatter) and C elements
     size_t filled = 0;
   };
   ShardedDataParallel(Communicator& comm, Communicator& ctrl) : comm_(comm), ctrl_(ctrl) {}
   void start_ready();
+  void retire(size_t j);  // waits for bucket j's reduce-scatter and frees its buffer
   int64_t rows_of(size_t i, int r) const;   // rows of parameter i that rank r owns
   int64_t row_size(size_t i) const;         // elements per dim-0 row
   // Parameter i (full shape) from every rank's rows over `c` (an all-gather of rank 0's
@@ -128,7 +135,8 @@ class ShardedDataParallel {
   std::vector<Param> shard_;                     // per parameter: this rank's rows ([rows, ...]) and their state
   std::vector<bool> added_;
   std::vector<std::unique_ptr<CommRequest>> pending_;
-  size_t next_ = 0, started_early_ = 0;
+  size_t next_ = 0, started_early_ = 0, waited_ = 0;
+  uint64_t buf_live_ = 0, buf_peak_ = 0;
   float weight_ = 1;
   Status error_ = Status::ok();
   int64_t total_ = 0;

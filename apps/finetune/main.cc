@@ -519,24 +519,27 @@ int main(int argc, char** argv) {
       // Control traffic (own communicator): the global loss and every rank's byte counts.
       double gl = local_loss * weight;
       s = ctrl->all_reduce(&gl, &gl, 1, DType::kFloat64, train::ReduceOp::kSum);
-      int64_t mine[3] = {static_cast<int64_t>(sent), static_cast<int64_t>(ring), zero23 ? static_cast<int64_t>(zero23->peak_gathered_bytes()) : 0};
-      std::vector<int64_t> all(3 * static_cast<size_t>(dp));
-      if (s.is_ok()) s = ctrl->all_gather(mine, all.data(), 3, DType::kInt64);
+      int64_t mine[4] = {static_cast<int64_t>(sent), static_cast<int64_t>(ring), zero23 ? static_cast<int64_t>(zero23->peak_gathered_bytes()) : 0,
+                         zero23 ? static_cast<int64_t>(zero23->peak_gradient_buffer_bytes()) : 0};
+      std::vector<int64_t> all(4 * static_cast<size_t>(dp));
+      if (s.is_ok()) s = ctrl->all_gather(mine, all.data(), 4, DType::kInt64);
       if (!s.is_ok()) return fatal("step " + std::to_string(step) + ": " + s.message());
       if (!zero1 && !zero23) {
         s = t.apply_gradients(grads, cur_lr);
         if (!s.is_ok()) return fatal(s.message());
       }
       l = gl;
-      std::string m = "[", e = "[", pk = "[";
+      std::string m = "[", e = "[", pk = "[", gb = "[";
       for (int r = 0; r < dp; ++r) {
-        m += (r ? "," : "") + std::to_string(all[3 * r]);
-        e += (r ? "," : "") + std::to_string(all[3 * r + 1]);
-        pk += (r ? "," : "") + std::to_string(all[3 * r + 2]);
+        m += (r ? "," : "") + std::to_string(all[4 * r]);
+        e += (r ? "," : "") + std::to_string(all[4 * r + 1]);
+        pk += (r ? "," : "") + std::to_string(all[4 * r + 2]);
+        gb += (r ? "," : "") + std::to_string(all[4 * r + 3]);
       }
       if (zero23) {
         peak_json = pk + "]";
-        comm_json = ",\"parameter_bytes\":" + std::to_string(zero23->parameter_bytes()) + ",\"gathered_peak_bytes_per_rank\":" + peak_json;
+        comm_json = ",\"parameter_bytes\":" + std::to_string(zero23->parameter_bytes()) + ",\"gathered_peak_bytes_per_rank\":" + peak_json +
+                    ",\"gradient_buffer_peak_bytes_per_rank\":" + gb + "]";
         if (zero == 3) comm_json += ",\"gathers_per_param\":" + acq_json;  // all-gathers per step: passes reading it
       }
       comm_json += ",\"world_size\":" + std::to_string(dp) + ",\"comm_bytes\":" + std::to_string(sent) + ",\"comm_bytes_per_rank\":" + m +

@@ -215,6 +215,12 @@ def case_equiv(args):
             want = [4 * (n - 1) * (2 * c if args.zero == 2 else c + gathers)] * n
             if m["comm_bytes_per_rank"] != want:
                 fail.append(f"step {m['step']}: ZeRO-{args.zero} measured {m['comm_bytes_per_rank']} != theory computed here {want}")
+            # The packed gradient buckets (N C * 4 bytes in all) are freed as their
+            # reduce-scatters complete (at most 2 in flight): with several buckets the peak is below.
+            gb = m.get("gradient_buffer_peak_bytes_per_rank", [])
+            if len(gb) != n or any(x <= 0 or x > 4 * n * c or (m["buckets"] > 2 and x >= 4 * n * c) for x in gb):
+                fail.append(f"step {m['step']}: peak packed-gradient bytes per rank {gb}: expected in (0, {4 * n * c}]"
+                            f"{', below it with ' + str(m['buckets']) + ' buckets' if m['buckets'] > 2 else ''}")
             if args.bucket_mb and m["buckets"] < 2:
                 fail.append(f"step {m['step']}: {m['buckets']} bucket(s) with --bucket-mb {args.bucket_mb}: the test wants several")
             divides = all(v.shape[0] % n == 0 for v in w0.values())
@@ -261,6 +267,8 @@ def case_equiv(args):
         return 1
     print(f"ok: dp={n} matches single-process training: max weight diff {diff:.3g}, loss diff {loss_diff:.3g}; "
           f"bytes per rank per step {measured} (2(N-1)/N * {grad_bytes} = {formula:.1f})"
+          + (f"; peak packed-gradient bytes per rank {md[-1]['gradient_buffer_peak_bytes_per_rank']} ({md[-1]['buckets']} buckets)"
+             if args.zero in (2, 3) else "")
           + (f"; peak gathered parameter bytes per rank {md[-1]['gathered_peak_bytes_per_rank']} of {grad_bytes}"
              if args.zero == 3 else ""))
     return 0
