@@ -260,8 +260,13 @@ def case_equiv(args):
     resume_diff = max(float(np.abs(wrs[k] - wrd[k]).max()) for k in w0)
     if resume_diff > 1e-5:
         fail.append(f"resumed in one process, the data-parallel checkpoint ends {resume_diff:.3g} away from the single one")
+    # The theory column: 2(N-1)/N * G for data parallelism, this stage's exact volume under ZeRO.
+    theory = f"{formula:.1f}"
+    if args.zero:
+        theory = f"{want[0]}" + (f" (peak gathered {md[-1]['gathered_peak_bytes_per_rank'][0]} of {grad_bytes})"
+                                 if args.zero == 3 and md else "")
     print(f"| {len(md)} | {n} | {args.optimizer}{f' ZeRO-{args.zero}' if args.zero else ''} | {md[-1]['buckets'] if md else '?'} | {diff:.2g} | {loss_diff:.2g} | "
-          f"{grad_bytes} | {measured} | {formula:.1f} | {resume_diff:.2g} | {t1 - t0:.1f} s / {t2 - t1:.1f} s |")
+          f"{grad_bytes} | {measured} | {theory} | {resume_diff:.2g} | {t1 - t0:.1f} s / {t2 - t1:.1f} s |")
     if fail:
         print("FAIL:\n  " + "\n  ".join(fail))
         return 1
