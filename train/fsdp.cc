@@ -250,9 +250,33 @@ Status ShardedDataParallel::step(std::vector<Param>& params, double lr, int64_t 
   return Status::ok();
 }
 
-Status ShardedDataParallel::gather_rows(Communicator& c, size_t i, const Tensor* rows, Tensor& out) const {
+Status ShardedDataParallel::gather_rows(Communicator& c, size_t i, const Tensor* rows, Tensor& out, int root) const {
   const int n = c.size();
   const int64_t chunk = rows_of(i, 0) * row_size(i), row = row_size(i);
+  if (root >= 0) {  // point to point: every rank's rows to `root` alone
+    const int me = c.rank();
+    if (me != root) {
+      const int64_t e = rows_of(i, me) * row;
+      if (e == 0) return Status::ok();
+      if (rows && rows->numel() == e) return c.send(rows->data(), e, DType::kFloat32, root);
+      std::vector<float> zeros(static_cast<size_t>(e), 0.0f);
+      return c.send(zeros.data(), e, DType::kFloat32, root);
+    }
+    TSR_ASSIGN_OR_RETURN(out, Tensor::allocate(DType::kFloat32, shapes_[i]));
+    int64_t at = 0;
+    for (int r = 0; r < n; ++r) {
+      const int64_t e = rows_of(i, r) * row;
+      float* dst = out.data_as<float>() + at;
+      if (e > 0 && r == me) {
+        if (rows && rows->numel() == e) std::memcpy(dst, rows->data(), static_cast<size_t>(e) * 4);
+        else std::memset(dst, 0, static_cast<size_t>(e) * 4);
+      } else if (e > 0) {
+        TSR_RETURN_IF_ERROR(c.recv(dst, e, DType::kFloat32, r));
+      }
+      at += e;
+    }
+    return Status::ok();
+  }
   std::vector<float> send(static_cast<size_t>(chunk), 0.0f), all(static_cast<size_t>(chunk) * n);
   if (rows && rows->numel() > 0) std::memcpy(send.data(), rows->data_as<float>(), rows->nbytes());
   TSR_RETURN_IF_ERROR(c.all_gather(send.data(), all.data(), chunk, DType::kFloat32));
@@ -266,23 +290,34 @@ Status ShardedDataParallel::gather_rows(Communicator& c, size_t i, const Tensor*
   return Status::ok();
 }
 
-Status ShardedDataParallel::gather(std::vector<Param>& params, bool values) {
+Status ShardedDataParallel::gather(std::vector<Param>& params, bool values, int root) {
   std::vector<std::string> names;
   if (opt_.kind == "adamw") names = {"exp_avg", "exp_avg_sq"};
   else if (opt_.momentum > 0) names = {"momentum_buffer"};
+  auto state_of = [&](size_t i, const std::string& name) -> const Tensor* {
+    for (const auto& [sn, t] : shard_[i].state)
+      if (sn == name) return &t;
+    return nullptr;
+  };
+  // Which states exist anywhere: before the first step no rank has state (as in
+  // single-process training); a rank with no rows of a parameter has none of it.
+  std::vector<double> any(params.size() * names.size(), 0.0);
+  for (size_t i = 0; i < params.size(); ++i)
+    for (size_t k = 0; k < names.size(); ++k) any[i * names.size() + k] = state_of(i, names[k]) ? 1 : 0;
+  if (!any.empty()) TSR_RETURN_IF_ERROR(ctrl_.all_reduce(any.data(), any.data(), static_cast<int64_t>(any.size()), DType::kFloat64, ReduceOp::kMax));
+  const bool here = root < 0 || ctrl_.rank() == root;  // this rank receives the full tensors
   for (size_t i = 0; i < params.size(); ++i) {
-    if (values && !params[i].value.defined()) TSR_RETURN_IF_ERROR(gather_rows(ctrl_, i, &shard_[i].value, params[i].value));
-    for (const std::string& name : names) {
-      const Tensor* st = nullptr;
-      for (const auto& [sn, t] : shard_[i].state)
-        if (sn == name) st = &t;
-      // Before the first step no rank has state (as in single-process training); a rank
-      // with no rows of this parameter has none either.
-      double any = st ? 1 : 0;
-      TSR_RETURN_IF_ERROR(ctrl_.all_reduce(&any, &any, 1, DType::kFloat64, ReduceOp::kMax));
-      if (any == 0) continue;
+    if (values && !params[i].value.defined()) {
       Tensor full;
-      TSR_RETURN_IF_ERROR(gather_rows(ctrl_, i, st, full));
+      TSR_RETURN_IF_ERROR(gather_rows(ctrl_, i, &shard_[i].value, full, root));
+      if (here) params[i].value = std::move(full);
+    }
+    for (size_t k = 0; k < names.size(); ++k) {
+      const std::string& name = names[k];
+      if (any[i * names.size() + k] == 0) continue;
+      Tensor full;
+      TSR_RETURN_IF_ERROR(gather_rows(ctrl_, i, state_of(i, name), full, root));
+      if (!here) continue;
       bool set = false;
       for (auto& [sn, t] : params[i].state)
         if (sn == name) { t = full; set = true; }

@@ -92,9 +92,11 @@ class ShardedDataParallel {
 
   /// Collective (every rank, same point): fills params[i].value (when values; stage 3) and
   /// params[i].state with the full tensors gathered over `ctrl`, for a checkpoint or the
-  /// final model. release_values() empties the values again (stage 3) and drops the full
-  /// states gather() made (the rank keeps its rows of them).
-  Status gather(std::vector<Param>& params, bool values);
+  /// final model: on every rank (root < 0; all-gathers) or on rank `root` alone (the
+  /// others send their rows to it, so they never hold a full tensor). release_values()
+  /// empties the values again (stage 3) and drops the full states gather() made (the rank
+  /// keeps its rows of them). Errors: the communicator's.
+  Status gather(std::vector<Param>& params, bool values, int root = -1);
   void release_values(std::vector<Param>& params) const;
 
   /// The layout (rank -> pieces), as a sharded checkpoint records it.
@@ -120,9 +122,10 @@ class ShardedDataParallel {
   void retire(size_t j);  // waits for bucket j's reduce-scatter and frees its buffer
   int64_t rows_of(size_t i, int r) const;   // rows of parameter i that rank r owns
   int64_t row_size(size_t i) const;         // elements per dim-0 row
-  // Parameter i (full shape) from every rank's rows over `c` (an all-gather of rank 0's
-  // row count, zero padded); rows: this rank's rows, or null for zeros.
-  Status gather_rows(Communicator& c, size_t i, const Tensor* rows, Tensor& out) const;
+  // Parameter i (full shape) from every rank's rows over `c`: an all-gather of rank 0's row
+  // count, zero padded (root < 0), or sends to `root`, which alone fills `out`. rows: this
+  // rank's rows, or null for zeros.
+  Status gather_rows(Communicator& c, size_t i, const Tensor* rows, Tensor& out, int root = -1) const;
   Communicator &comm_, &ctrl_;
   OptimizerConfig opt_;
   int stage_ = 2;

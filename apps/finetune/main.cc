@@ -408,16 +408,16 @@ int main(int argc, char** argv) {
   int64_t order_epoch = -1;
   // ZeRO: every rank gathers the sharded optimizer state (and, stage 3, the parameters)
   // before rank 0 writes it.
-  auto gather_state = [&]() -> bool {
+  auto gather_state = [&](int to) -> bool {  // to: the rank that needs them (ZeRO-2/3), -1: every rank
     if (!zero1 && !zero23) return true;
-    Status s = zero1 ? zero1->gather_state(t.mutable_params()) : zero23->gather(t.mutable_params(), true);
+    Status s = zero1 ? zero1->gather_state(t.mutable_params()) : zero23->gather(t.mutable_params(), true, to);
     if (!s.is_ok()) { fatal("gathering the ZeRO optimizer state: " + s.message()); return false; }
     return true;
   };
   // Under ZeRO the checkpoint holds every rank's shard as weight chunks (one file, written
   // by rank 0 atomically), so that it resumes at any world size.
   auto checkpoint = [&]() -> bool {
-    if (!gather_state()) return false;
+    if (!gather_state(0)) return false;
     Status s = Status::ok();
     if (root) {
       std::shared_ptr<Model> m = t.snapshot();
@@ -582,7 +582,7 @@ int main(int argc, char** argv) {
   }
   auto v = validate();
   if (!v.is_ok()) return fatal(v.status().message());
-  if (!gather_state()) return 1;  // ZeRO: full optimizer state (and, stage 3, parameters) on every rank
+  if (!gather_state(-1)) return 1;  // ZeRO: full optimizer state (and, stage 3, parameters) on every rank
   if (world && dp > 1) {
     // Every rank's weights must be the same: the hash of its parameters, all-gathered.
     uint64_t h = 0;
