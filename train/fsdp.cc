@@ -8,6 +8,14 @@
 
 namespace tessera::train {
 
+namespace {
+int64_t numel_of_shape(const Shape& s) {
+  int64_t n = 1;
+  for (int64_t d : s) n *= d;
+  return n;
+}
+}  // namespace
+
 int64_t ShardedDataParallel::row_size(size_t i) const {
   const Shape& s = shapes_[i];
   if (s.empty()) return 1;
@@ -91,17 +99,67 @@ Result<std::unique_ptr<ShardedDataParallel>> ShardedDataParallel::create(Communi
   z->source_.names = z->names_;
   z->source_.acquire = [self](size_t k) -> Result<Tensor> {
     Tensor full;
+    if (self->prefetch_.req && self->prefetch_.param == k) {  // started by prefetch(k)
+      TSR_RETURN_IF_ERROR(self->finish_prefetch(&full));
+      ++self->prefetched_;
+      self->held_[k] = full.nbytes();  // counted in live_ since prefetch(k)
+      return full;
+    }
+    TSR_RETURN_IF_ERROR(self->finish_prefetch(nullptr));  // another one (not expected): keep the order
     TSR_RETURN_IF_ERROR(self->gather_rows(self->comm_, k, &self->shard_[k].value, full));
+    ++self->blocking_;
     self->held_[k] = full.nbytes();
     self->live_ += full.nbytes();
     self->peak_ = std::max(self->peak_, self->live_);
     return full;
+  };
+  // The next parameter's all-gather runs on the communicator's thread while the nodes
+  // before its first use compute (FSDP's forward and backward prefetch).
+  z->source_.prefetch = [self](size_t k) {
+    if (self->prefetch_.req || !self->prefetch_error_.is_ok()) return;
+    Prefetch& p = self->prefetch_;
+    const int64_t c = self->rows_of(k, 0) * self->row_size(k);
+    p.param = k;
+    p.send.assign(static_cast<size_t>(c), 0.0f);
+    const Tensor& mine = self->shard_[k].value;
+    if (mine.numel() > 0) std::memcpy(p.send.data(), mine.data(), mine.nbytes());
+    p.all.assign(static_cast<size_t>(c) * self->comm_.size(), 0.0f);
+    auto r = self->comm_.all_gather_async(p.send.data(), p.all.data(), c, DType::kFloat32);
+    if (!r.is_ok()) { self->prefetch_error_ = r.status(); return; }
+    p.req = std::move(*r);
+    p.bytes = 4 * static_cast<uint64_t>(numel_of_shape(self->shapes_[k]));
+    self->live_ += p.bytes;
+    self->peak_ = std::max(self->peak_, self->live_);
   };
   z->source_.release = [self](size_t k) {
     self->live_ -= self->held_[k];
     self->held_[k] = 0;
   };
   return z;
+}
+
+Status ShardedDataParallel::finish_prefetch(Tensor* out) {
+  Status err = prefetch_error_;
+  prefetch_error_ = Status::ok();
+  if (!prefetch_.req) return err;
+  Prefetch& p = prefetch_;
+  Status s = p.req->wait();
+  p.req.reset();
+  if (!out) live_ -= p.bytes;  // discarded
+  if (s.is_ok() && out) {
+    const size_t k = p.param;
+    const int64_t c = rows_of(k, 0) * row_size(k), row = row_size(k);
+    TSR_ASSIGN_OR_RETURN(*out, Tensor::allocate(DType::kFloat32, shapes_[k]));
+    int64_t at = 0;
+    for (int r = 0; r < comm_.size(); ++r) {
+      const int64_t e = rows_of(k, r) * row;
+      if (e > 0) std::memcpy(out->data_as<float>() + at, p.all.data() + r * c, static_cast<size_t>(e) * 4);
+      at += e;
+    }
+  }
+  std::vector<float>().swap(p.send);
+  std::vector<float>().swap(p.all);
+  return s.is_ok() ? err : s;
 }
 
 void ShardedDataParallel::release_values(std::vector<Param>& params) const {
@@ -112,6 +170,7 @@ void ShardedDataParallel::release_values(std::vector<Param>& params) const {
 }
 
 void ShardedDataParallel::begin(double weight) {
+  if (prefetch_.req) (void)finish_prefetch(nullptr);  // left by a failed pass
   weight_ = static_cast<float>(weight);
   std::fill(added_.begin(), added_.end(), false);
   for (Bucket& b : buckets_) b.filled = 0;

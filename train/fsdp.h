@@ -18,8 +18,10 @@
 // the shards' squares over ranks; the optimizer (elementwise) updates the rank's rows with
 // their state. Stage 2 then all-gathers the updated rows into every rank's full parameters.
 // Stage 3 keeps only the rows: the forward and backward passes get each parameter from
-// source(), which all-gathers it just before the first node of a pass that reads it, and
-// the interpreter frees it after that pass's last read (Interpreter::ValueSource).
+// source(), which all-gathers it just before the first node of a pass that reads it (the
+// next parameter's all-gather is started asynchronously when one is acquired, so it
+// overlaps the nodes in between), and the interpreter frees it after that pass's last read
+// (Interpreter::ValueSource).
 //
 // Bytes each rank sends per step (ring reduce-scatter and all-gather of C elements over N
 // ranks send (N - 1) C elements each, Patarasuk & Yuan 2009):
@@ -79,7 +81,8 @@ class ShardedDataParallel {
   /// Stage 3: the parameters on demand (Interpreter::ValueSource; acquire all-gathers one
   /// parameter over `comm`, release forgets it). Valid while this object lives.
   Interpreter::ValueSource* source() { return &source_; }
-  /// Bytes of gathered parameters alive now and at most since create() (stage 3), per rank.
+  /// Bytes of gathered parameters alive now and at most since create() (stage 3), per rank
+  /// (a prefetched one counts from its prefetch).
   uint64_t gathered_bytes() const { return live_; }
   uint64_t peak_gathered_bytes() const { return peak_; }
   /// Bytes of packed gradient buckets (N C * 4 each) alive at most at once since create():
@@ -87,6 +90,10 @@ class ShardedDataParallel {
   /// reduce-scatter has completed (at most two in flight), so with several buckets this
   /// stays below the full gradient bytes.
   uint64_t peak_gradient_buffer_bytes() const { return buf_peak_; }
+  /// Parameter all-gathers of source() since create(): those a prefetch had started (they
+  /// overlapped computation) and those acquire had to do itself.
+  uint64_t prefetched_gathers() const { return prefetched_; }
+  uint64_t blocking_gathers() const { return blocking_; }
   /// Bytes of all parameters (4 per element).
   uint64_t parameter_bytes() const { return 4 * static_cast<uint64_t>(total_); }
 
@@ -146,6 +153,16 @@ class ShardedDataParallel {
   uint64_t live_ = 0, peak_ = 0;
   std::vector<uint64_t> held_;  // per parameter: bytes of its gathered copy now handed out (0: none)
   Interpreter::ValueSource source_;
+  struct Prefetch {  // an all-gather started by source().prefetch, finished by acquire
+    size_t param = 0;
+    std::vector<float> send, all;
+    std::unique_ptr<CommRequest> req;
+    uint64_t bytes = 0;
+  } prefetch_;
+  Status prefetch_error_ = Status::ok();
+  uint64_t prefetched_ = 0, blocking_ = 0;
+  // Waits for the prefetch in flight; out: the parameter assembled from it (null: dropped).
+  Status finish_prefetch(Tensor* out);
 };
 
 }  // namespace tessera::train

@@ -95,6 +95,8 @@ Result<std::vector<Tensor>> Interpreter::run(const std::vector<std::pair<std::st
   // values whose last read in node i's segment is node i.
   std::vector<int> provided(g.values.size(), 0);
   std::vector<std::vector<int>> release_after(g.nodes.size());
+  std::vector<int> acquire_order;  // indices into source->names
+  size_t acquired = 0;
   if (source) {
     for (size_t k = 0; k < source->names.size(); ++k) {
       const int id = g.find_value(source->names[k]);
@@ -113,6 +115,14 @@ Result<std::vector<Tensor>> Interpreter::run(const std::vector<std::pair<std::st
     }
     for (size_t v = 0; v < g.values.size(); ++v)
       if (last[v] >= 0 && last_use_[v] != static_cast<int>(g.nodes.size())) release_after[last[v]].push_back(static_cast<int>(v));
+    // The order in which the run below will acquire provided values (for prefetch hints).
+    std::vector<bool> held(g.values.size(), false);
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      if (!needed_[i]) continue;
+      for (int in : g.nodes[i].inputs)
+        if (in >= 0 && provided[in] && !held[in]) { held[in] = true; acquire_order.push_back(provided[in] - 1); }
+      for (int v : release_after[i]) held[v] = false;
+    }
   }
   for (size_t i = 0; i < g.values.size(); ++i)
     if (g.values[i].initializer && !provided[i]) vals[i] = *g.values[i].initializer;
@@ -137,6 +147,7 @@ Result<std::vector<Tensor>> Interpreter::run(const std::vector<std::pair<std::st
         auto t = source->acquire(static_cast<size_t>(provided[in] - 1));
         if (!t.is_ok()) return t.status().with_context(n.describe() + ": providing '" + g.values[in].name + "'");
         vals[in] = std::move(*t);
+        if (++acquired < acquire_order.size() && source->prefetch) source->prefetch(static_cast<size_t>(acquire_order[acquired]));
       }
       if (!vals[in].defined()) return internal_error(n.describe() + ": input '" + g.values[in].name + "' has no value");
       args.in.push_back(&vals[in]);

@@ -71,11 +71,17 @@ class Interpreter {
   /// Errors: acquire's, returned by run() with the node that needed the value;
   /// kInvalidArgument from run() for a name that is not a value of the graph. The kernels
   /// check the shapes of what acquire returns, as for feeds.
+  ///
+  /// prefetch (optional): called right after each acquire with the index of the value the
+  /// run will acquire next (acquisitions follow one order, fixed by the graph), so that the
+  /// source can start making it while the nodes in between run (FSDP's prefetch of the
+  /// next unit); the matching acquire must finish that work.
   struct ValueSource {
     std::vector<std::string> names;
     std::vector<size_t> segment_starts;
     std::function<Result<Tensor>(size_t)> acquire;
     std::function<void(size_t)> release;
+    std::function<void(size_t)> prefetch;
   };
   /// The number of segments (cut at `segment_starts`, as in ValueSource) with a node that
   /// run() executes and that reads `value`: how often a ValueSource is asked for it per

@@ -603,6 +603,9 @@ int main(int argc, char** argv) {
                 static_cast<unsigned long long>(zero23->ring_bytes_exact(acquisitions)),
                 zero == 2 ? "2(N-1)/N * gradient bytes" : "3(N-1)/N * parameter bytes, the bound when the backward pass reads every parameter",
                 formula, zero == 3 ? "; peak gathered parameter bytes per rank " : "", zero == 3 ? peak_json.c_str() : "");
+    if (zero == 3)
+      std::printf("ZeRO stage 3: rank 0's parameter all-gathers: %llu prefetched (overlapping computation), %llu blocking\n",
+                  static_cast<unsigned long long>(zero23->prefetched_gathers()), static_cast<unsigned long long>(zero23->blocking_gathers()));
   } else if (world && dp_steps > 0 && root)
     std::printf("data parallel%s: %d ranks, %lld steps; gradient bytes %llu per step; rank 0 sent %llu bytes per step "
                 "(ring exact %llu, theory 2(N-1)/N * gradient bytes = %.1f)\n",
