@@ -17,6 +17,10 @@ namespace {
 constexpr int kMaxRank = 8;
 constexpr int kHeader = 2 + kMaxRank;  // dtype, rank, dims
 
+// Float32, or of a dtype the file does not declare (a node output before shape inference):
+// such a crossing value gets a gradient.
+bool float_value(const Value& v) { return v.dtype == DType::kFloat32 || v.dtype == DType::kUndefined; }
+
 int add_onnx_node(Graph& g, const std::string& op, const std::vector<int>& ins, const std::string& out, int opset,
                   std::vector<Attribute> attrs = {}, const std::string& domain = "") {
   Node n;
@@ -171,10 +175,13 @@ Result<std::unique_ptr<PipelineStage>> PipelineStage::create(const Model& model,
   const size_t nparam_wrt = wrt.size();
   tg.inputs.clear();
   tg.outputs.clear();
+  for (int k : {stage, stage + 1})
+    for (int v : cut.boundary[k])
+      if (tg.values[v].dtype == DType::kUndefined) tg.values[v].dtype = DType::kFloat32;
   for (int v : cut.boundary[stage]) {
     tg.inputs.push_back(v);
     p->in_names_.push_back(g.values[v].name);
-    const bool fl = g.values[v].dtype == DType::kFloat32 && stage > 0;
+    const bool fl = float_value(g.values[v]) && stage > 0;
     p->in_float_.push_back(fl);
     if (fl) wrt.push_back(g.values[v].name);
   }
@@ -204,10 +211,12 @@ Result<std::unique_ptr<PipelineStage>> PipelineStage::create(const Model& model,
     for (int v : cut.boundary[stage + 1]) {
       tg.outputs.push_back(v);
       p->out_names_.push_back(g.values[v].name);
-      p->out_float_.push_back(g.values[v].dtype == DType::kFloat32);
+      p->out_float_.push_back(float_value(g.values[v]));
     }
   }
-  const size_t nf = tg.nodes.size();  // forward nodes (with the loss on the last stage)
+  // Forward nodes (with the loss on the last stage) make the values below nv_fwd; the dot
+  // product and what append_backward adds (it may put Shape nodes first) make the others.
+  const size_t nv_fwd = tg.values.size();
   if (!last) {
     // L = sum_j ReduceSum(out_j * cot_j): its gradient wrt out_j is cot_j.
     int acc = -1;
@@ -266,11 +275,27 @@ Result<std::unique_ptr<PipelineStage>> PipelineStage::create(const Model& model,
                               cfg.optimizer.kind + "' would discard its state (give --optimizer " + model.training->optimizer + ")");
     p->step_ = model.training->step;
   }
-  // The forward graph (nodes [0, nf)) and the backward graph (the rest) share the values.
+  // The forward graph and the backward graph (the rest, in order) share the values.
   auto fg = std::make_shared<Graph>(tg);
-  fg->nodes.resize(nf);
   auto bg = std::make_shared<Graph>(tg);
-  bg->nodes.erase(bg->nodes.begin(), bg->nodes.begin() + static_cast<long>(nf));
+  fg->nodes.clear();
+  bg->nodes.clear();
+  std::set<int> made_fwd, made_any;
+  for (const Node& n : tg.nodes)
+    for (int o : n.outputs)
+      if (o >= 0) made_any.insert(o);
+  for (const Node& n : tg.nodes) {
+    bool fwd = !n.outputs.empty() && n.outputs[0] >= 0 && static_cast<size_t>(n.outputs[0]) < nv_fwd;
+    // A Shape of a forward value runs in the forward pass: the backward pass then keeps a
+    // few int64 dims instead of the whole activation.
+    if (!fwd && n.op_type == "Shape" && n.domain.empty() && !n.inputs.empty() && n.inputs[0] >= 0 &&
+        (made_fwd.count(n.inputs[0]) || !made_any.count(n.inputs[0])))
+      fwd = true;
+    if (fwd)
+      for (int o : n.outputs)
+        if (o >= 0) made_fwd.insert(o);
+    (fwd ? fg : bg)->nodes.push_back(n);
+  }
   std::set<int> fmade, bmade;
   for (const Node& n : fg->nodes)
     for (int o : n.outputs)

@@ -335,7 +335,7 @@ int main(int argc, char** argv) {
   }
   if (pp > 1) {  // pipeline parallel: apps/finetune/pipeline_run.cc
     finetune::PipelineRunOptions po;
-    po.spec = *train::parse_parallel(parallel);
+    po.spec = train::parse_parallel(parallel).value();
     po.micro_batches = micro_batches > 0 ? micro_batches : pp;
     po.schedule = schedule;
     po.epochs = epochs;

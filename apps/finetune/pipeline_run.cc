@@ -69,7 +69,12 @@ int run_pipeline(const PipelineRunOptions& o, const Model& model, const Tensor& 
   auto pctrl = mesh->pp->split(0, mesh->pp_index);
   if (!pctrl.is_ok()) return fatal("communicator split: " + pctrl.status().message());
   auto stage_r = train::PipelineStage::create(model, *cut, mesh->pp_index, o.cfg);
+  // A stage that cannot be built fails on its ranks only: all ranks agree before training.
+  int64_t built = stage_r.is_ok() ? 1 : 0;
+  Status agreed = ctrl.all_reduce(&built, &built, 1, DType::kInt64, train::ReduceOp::kMin);
+  if (!agreed.is_ok()) return fatal("building the pipeline stages: " + agreed.message());
   if (!stage_r.is_ok()) return fail("stage " + std::to_string(mesh->pp_index) + ": " + stage_r.status().message());
+  if (built == 0) return fail("stage " + std::to_string(mesh->pp_index) + ": another stage could not be built (see its error)");
   train::PipelineStage& st = **stage_r;
   const bool last = mesh->pp_index + 1 == P;
   const int64_t n = tx.dim(0), spe = (n + o.batch - 1) / o.batch;
@@ -139,7 +144,11 @@ int run_pipeline(const PipelineRunOptions& o, const Model& model, const Tensor& 
     Tensor x = o.gather_rows(tx, order, static_cast<size_t>(b0 + r0), static_cast<size_t>(b0 + r1));
     Tensor y = o.gather_rows(ty, order, static_cast<size_t>(b0 + r0), static_cast<size_t>(b0 + r1));
     auto ps = st.compute_gradients(x, y, rows, o.micro_batches, *sched, *mesh->pp, **meta);
-    if (!ps.is_ok()) return fatal("step " + std::to_string(step) + ": " + ps.status().message());
+    if (!ps.is_ok()) {
+      std::string peers;  // the pp communicator's ranks are stages: name their world ranks
+      for (int s = 0; s < P; ++s) peers += (s ? ", " : "") + std::to_string(s) + " = world rank " + std::to_string(s * D + mesh->dp_index);
+      return fatal("step " + std::to_string(step) + ": " + ps.status().message() + " (stages: " + peers + ")");
+    }
     const uint64_t dp0 = mesh->dp->stats().total();
     if (D > 1) {
       // Data parallel: the gradients summed over the dp communicator (each micro-batch was

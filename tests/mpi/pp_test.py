@@ -19,8 +19,8 @@ Reuses dp_test.py's model (a small transformer-style MLP block), data and helper
           1F1B min(P - stage, M);
         - the output model runs (`tessera run`), and resumed in ONE process for 2 more steps
           it ends within 1e-5 of the single-process model resumed the same way.
-  --case kill: rank 1 of a pp=2 run killed mid-run: the others exit non-zero within the
-      timeout (dp_test's kill case).
+  --case kill / hang: rank 1 of a pp=2 run killed (SIGKILL) or stopped (SIGSTOP) mid-run:
+      the others exit non-zero within the timeout, naming rank 1 (dp_test's fault cases).
   --case too_small: a 2-node model cut into 5 stages: `tessera convert --pipeline-stages 5`
       and `mpirun -np 5 tessera-finetune --parallel pp=5` fail naming why.
 Exit 77 (skip) without onnx.
@@ -147,10 +147,18 @@ def case_equiv(args):
     rs, rp = os.path.join(work, "single_more.tsr"), os.path.join(work, "pp_more.tsr")
     run([args.finetune, "--resume", single] + more + ["--out", rs])
     run([args.finetune, "--resume", out] + more + ["--out", rp])
-    wrs, wrp = weights_of(args, rs), weights_of(args, rp)
+    # ... and the single-process checkpoint continues under this pipeline layout.
+    rq = os.path.join(work, "single_more_pp.tsr")
+    run(mpirun(args, P * D) + [args.finetune, "--resume", single] + more +
+        ["--out", rq, "--parallel", par, "--micro-batches", str(M), "--schedule", args.schedule], timeout=120)
+    wrs, wrp, wrq = weights_of(args, rs), weights_of(args, rp), weights_of(args, rq)
     resume_diff = max(float(np.abs(wrs[k] - wrp[k]).max()) for k in w0)
     if resume_diff > 1e-5:
         fail.append(f"resumed in one process, the pipeline checkpoint ends {resume_diff:.3g} away from the single one")
+    resume_pp_diff = max(float(np.abs(wrs[k] - wrq[k]).max()) for k in w0)
+    if resume_pp_diff > 1e-5:
+        fail.append(f"the single-process checkpoint resumed under {par} ends {resume_pp_diff:.3g} away from resuming it in one process")
+    resume_diff = max(resume_diff, resume_pp_diff)
     measured = mp[-1]["pp_bytes_per_rank"] if mp else []
     peaks = mp[-1]["peak_micro_batches_per_rank"] if mp else []
     print(f"| pp={P}{f',dp={D}' if D > 1 else ''} | {args.schedule} | {M} | {len(mp)} | {diff:.2g} | {loss_diff:.2g} | "
@@ -211,7 +219,7 @@ def main():
     ap.add_argument("--finetune", required=True)
     ap.add_argument("--mpirun", required=True)
     ap.add_argument("--work-dir", required=True)
-    ap.add_argument("--case", required=True, choices=["equiv", "kill", "too_small"])
+    ap.add_argument("--case", required=True, choices=["equiv", "kill", "hang", "too_small"])
     ap.add_argument("--pp", type=int, default=2)
     ap.add_argument("--dp", type=int, default=1)
     ap.add_argument("--micro-batches", type=int, default=4)
@@ -225,7 +233,7 @@ def main():
     args.np = args.pp * args.dp
     args.parallel = f"pp={args.pp}" if args.dp == 1 else f"dp={args.dp},pp={args.pp}"
     args.fault_extra = ["--micro-batches", str(args.micro_batches), "--schedule", args.schedule]
-    return dp_test.case_fault(args, "kill")
+    return dp_test.case_fault(args, args.case)
 
 
 if __name__ == "__main__":
