@@ -22,7 +22,8 @@ Reuses dp_test.py's model (a small transformer-style MLP block), data and helper
   --case kill / hang: rank 1 of a pp=2 run killed (SIGKILL) or stopped (SIGSTOP) mid-run:
       the others exit non-zero within the timeout, naming rank 1 (dp_test's fault cases).
   --case too_small: a 2-node model cut into 5 stages: `tessera convert --pipeline-stages 5`
-      and `mpirun -np 5 tessera-finetune --parallel pp=5` fail naming why.
+      and `mpirun -np 5 tessera-finetune --parallel pp=5` fail naming why; so do a wrong world
+      size, --micro-batches without pp, a bad --schedule and --zero with pp.
 Exit 77 (skip) without onnx.
 """
 import argparse
@@ -41,10 +42,13 @@ import onnx  # noqa: E402
 from onnx import TensorProto, helper, numpy_helper, shape_inference  # noqa: E402
 
 
-def common_flags(work):
-    return ["--train", os.path.join(work, "train.npz"), "--val", os.path.join(work, "val.npz"), "--epochs", "1",
-            "--batch-size", "10", "--max-steps", "5", "--optimizer", "sgd", "--lr", "0.05", "--momentum", "0.9",
-            "--nesterov", "--weight-decay", "0.01", "--clip-norm", "5", "--quiet"]
+def common_flags(work, optimizer):
+    """dp_test's flags: SGD with Nesterov momentum, weight decay and clipping, or AdamW."""
+    f = ["--train", os.path.join(work, "train.npz"), "--val", os.path.join(work, "val.npz"), "--epochs", "1",
+         "--batch-size", "10", "--max-steps", "5", "--optimizer", optimizer, "--quiet"]
+    if optimizer == "sgd":
+        return f + ["--lr", "0.05", "--momentum", "0.9", "--nesterov", "--weight-decay", "0.01", "--clip-norm", "5"]
+    return f + ["--lr", "0.01", "--weight-decay", "0.05"]
 
 
 def widths(onnx_path):
@@ -77,7 +81,7 @@ def case_equiv(args):
         r = run([args.tessera, "convert", os.path.join(work, "m.onnx"), "-o", model, "--pipeline-stages", str(P)])
         print(r.stdout.strip())
         file_cut = parse_cut(r.stdout)
-    common = common_flags(work)
+    common = common_flags(work, args.optimizer)
     single = os.path.join(work, "single.tsr")
     t0 = time.time()
     run([args.finetune, "--model", os.path.join(work, "m.tsr")] + common + ["--out", single])
@@ -141,7 +145,7 @@ def case_equiv(args):
     rr = run([args.tessera, "run", out, "--random", "--shape", "x=3x8"], check=False)
     if rr.returncode != 0:
         fail.append(f"tessera run on the output failed: {rr.stderr[-500:]}")
-    more = common_flags(work)
+    more = common_flags(work, args.optimizer)
     more[more.index("--epochs") + 1] = "2"
     more[more.index("--max-steps") + 1] = "7"
     rs, rp = os.path.join(work, "single_more.tsr"), os.path.join(work, "pp_more.tsr")
@@ -161,7 +165,7 @@ def case_equiv(args):
     resume_diff = max(resume_diff, resume_pp_diff)
     measured = mp[-1]["pp_bytes_per_rank"] if mp else []
     peaks = mp[-1]["peak_micro_batches_per_rank"] if mp else []
-    print(f"| pp={P}{f',dp={D}' if D > 1 else ''} | {args.schedule} | {M} | {len(mp)} | {diff:.2g} | {loss_diff:.2g} | "
+    print(f"| pp={P}{f',dp={D}' if D > 1 else ''} | {args.schedule} | {args.optimizer} | {M} | {len(mp)} | {diff:.2g} | {loss_diff:.2g} | "
           f"{measured} | {want} | {peaks} | {resume_diff:.2g} | {t1 - t0:.1f} s / {t2 - t1:.1f} s |")
     if fail:
         print("FAIL:\n  " + "\n  ".join(fail))
@@ -188,13 +192,17 @@ def case_too_small(args):
     np.savez(os.path.join(work, "train.npz"), x=x, y=rng.integers(0, 4, 20).astype(np.int64))
     np.savez(os.path.join(work, "val.npz"), x=x[:5], y=rng.integers(0, 4, 5).astype(np.int64))
     want = "cannot be cut into 5 stages (2 nodes, 2 of them the first to read a parameter"
+    ft = [args.finetune, "--model", tiny, "--train", os.path.join(work, "train.npz"), "--val", os.path.join(work, "val.npz"),
+          "--quiet", "--out", os.path.join(work, "o.tsr"), "--comm-timeout", "10"]
     cases = [("convert", [args.tessera, "convert", os.path.join(work, "tiny.onnx"), "-o", os.path.join(work, "t5.tsr"),
-                          "--pipeline-stages", "5"]),
-             ("finetune", mpirun(args, 5) + [args.finetune, "--model", tiny, "--train", os.path.join(work, "train.npz"),
-                                             "--val", os.path.join(work, "val.npz"), "--quiet", "--out", os.path.join(work, "o.tsr"),
-                                             "--parallel", "pp=5", "--comm-timeout", "10"])]
+                          "--pipeline-stages", "5"], want),
+             ("finetune", mpirun(args, 5) + ft + ["--parallel", "pp=5"], want),
+             ("world size", mpirun(args, 3) + ft + ["--parallel", "pp=2"], "--parallel pp=2 but the job has 3 ranks"),
+             ("micro-batches without pp", ft + ["--micro-batches", "4"], "--micro-batches and --schedule are for pipeline parallelism"),
+             ("schedule", ft + ["--parallel", "pp=2", "--schedule", "zb"], "--schedule"),
+             ("zero with pp", ft + ["--parallel", "pp=2", "--zero", "1"], "ZeRO with pipeline stages is not implemented")]
     fail = []
-    for name, cmd in cases:
+    for name, cmd, want in cases:
         t0 = time.time()
         r = run(cmd, check=False, timeout=60)
         text = r.stdout + r.stderr
@@ -225,6 +233,7 @@ def main():
     ap.add_argument("--micro-batches", type=int, default=4)
     ap.add_argument("--schedule", default="1f1b", choices=["gpipe", "1f1b"])
     ap.add_argument("--file-cut", action="store_true")
+    ap.add_argument("--optimizer", default="sgd", choices=["sgd", "adamw"])
     args = ap.parse_args()
     if args.case == "equiv":
         return case_equiv(args)
