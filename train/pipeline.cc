@@ -243,6 +243,19 @@ Result<std::unique_ptr<PipelineStage>> PipelineStage::create(const Model& model,
     loss = tg.values[acc].name;
   }
   p->loss_ = loss;
+  // Evaluation runs the forward graph in inference mode; training sets Dropout's training
+  // mode (as Trainer does).
+  auto eg = std::make_shared<Graph>(tg);
+  for (Node& n : tg.nodes) {
+    if (n.op_type != "Dropout" || !n.domain.empty()) continue;
+    Attribute a;
+    a.name = "training_mode";
+    a.type = AttrType::kInt;
+    a.i = 1;
+    n.attributes.erase(std::remove_if(n.attributes.begin(), n.attributes.end(), [](const Attribute& x) { return x.name == "training_mode"; }),
+                       n.attributes.end());
+    n.attributes.push_back(a);
+  }
   TSR_ASSIGN_OR_RETURN(BackwardInfo info, append_backward(tg, loss, wrt));
   p->seed_ = info.seed;
   auto is_zeros = [&](const std::string& name) {
@@ -319,7 +332,7 @@ Result<std::unique_ptr<PipelineStage>> PipelineStage::create(const Model& model,
   std::vector<std::string> bfetch;
   for (const std::string& gname : p->grad_names_) bfetch.push_back(gname);
   TSR_ASSIGN_OR_RETURN(p->bwd_, Interpreter::create(bg, bfetch));
-  TSR_ASSIGN_OR_RETURN(p->eval_, Interpreter::create(fg, last ? std::vector<std::string>{loss, p->logits_} : p->out_names_));
+  TSR_ASSIGN_OR_RETURN(p->eval_, Interpreter::create(eg, last ? std::vector<std::string>{loss, p->logits_} : p->out_names_));
   if (p->params_.empty())
     return invalid_argument("pipeline: stage " + std::to_string(stage) + " has no trainable parameter (frozen or not reaching the loss)");
   return p;
@@ -344,8 +357,8 @@ std::string pipeline_loss_input(const Graph& g, const std::string& loss) {
   return g.values[logits].name;
 }
 
-Status PipelineStage::forward(int mb, const Tensor& x, const Tensor& target, double weight, Communicator&, Communicator&,
-                              std::vector<Stash>& stash, bool) {
+Status PipelineStage::forward(int mb, const Tensor& x, const Tensor& target, double weight, uint64_t seed,
+                              std::vector<Stash>& stash) {
   Stash& st = stash[mb];
   const bool last = stage_ + 1 == stages_;
   std::vector<std::pair<std::string, Tensor>> feeds;
@@ -353,7 +366,7 @@ Status PipelineStage::forward(int mb, const Tensor& x, const Tensor& target, dou
   if (stage_ == 0) st.inputs = {x};
   for (size_t i = 0; i < in_names_.size(); ++i) feeds.push_back({in_names_[i], st.inputs[i]});
   if (last) feeds.push_back({target_, target});
-  TSR_ASSIGN_OR_RETURN(std::vector<Tensor> out, fwd_->run(feeds));
+  TSR_ASSIGN_OR_RETURN(std::vector<Tensor> out, fwd_->run(feeds, seed));
   const size_t nout = last ? 1 : out_names_.size();
   std::map<std::string, Tensor> avail;
   for (size_t i = 0; i < in_names_.size(); ++i) avail[in_names_[i]] = st.inputs[i];
@@ -382,7 +395,7 @@ Status PipelineStage::forward(int mb, const Tensor& x, const Tensor& target, dou
 
 Result<PipelineStepStats> PipelineStage::compute_gradients(const Tensor& x, const Tensor& target, int64_t global_rows,
                                                             int micro_batches, PipelineSchedule schedule, Communicator& pp,
-                                                            Communicator& meta) {
+                                                            Communicator& meta, uint64_t dropout_stream) {
   const bool first = stage_ == 0, last = stage_ + 1 == stages_;
   const int64_t rows = first ? x.dim(0) : target.dim(0);
   std::vector<std::pair<int64_t, int64_t>> mbs;
@@ -413,7 +426,8 @@ Result<PipelineStepStats> PipelineStage::compute_gradients(const Tensor& x, cons
         break;
       case PipelineAction::kForward: {
         const double w = static_cast<double>(r1 - r0) / static_cast<double>(global_rows);
-        TSR_RETURN_IF_ERROR(forward(i, first ? rows_of(x, r0, r1) : Tensor(), last ? rows_of(target, r0, r1) : Tensor(), w, pp, meta, stash, true));
+        const uint64_t seed = static_cast<uint64_t>(step_) + (dropout_stream * static_cast<uint64_t>(m) + static_cast<uint64_t>(i) + 1) * 0x9E3779B97F4A7C15ULL;
+        TSR_RETURN_IF_ERROR(forward(i, first ? rows_of(x, r0, r1) : Tensor(), last ? rows_of(target, r0, r1) : Tensor(), w, seed, stash));
         if (last) stats.loss += static_cast<double>(st.outputs[0].data_as<float>()[0]) * w;
         ++held;
         held_bytes += st.bytes;

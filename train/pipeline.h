@@ -91,8 +91,12 @@ class PipelineStage {
   /// empty ones are skipped on every stage; `global_rows` is B. `pp` is the pipeline
   /// communicator (rank = stage), `meta` a second one over the same ranks for the shapes.
   /// Errors: a communicator's (a dead peer, a timeout), the interpreter's.
+  /// Dropout trains (ONNX Dropout-13 training mode) with masks drawn from the step count,
+  /// `dropout_stream` (a data-parallel rank passes its dp index) and the micro-batch, so
+  /// they differ from single-process training's masks (which see the whole batch).
   Result<PipelineStepStats> compute_gradients(const Tensor& x, const Tensor& target, int64_t global_rows, int micro_batches,
-                                              PipelineSchedule schedule, Communicator& pp, Communicator& meta);
+                                              PipelineSchedule schedule, Communicator& pp, Communicator& meta,
+                                              uint64_t dropout_stream = 0);
 
   /// Clips grads() to cfg.clip_norm by the global L2 norm over all stages (the squared
   /// norms summed over `ctrl_pp`, a communicator of the pipeline's ranks), then one
@@ -124,8 +128,9 @@ class PipelineStage {
  private:
   PipelineStage() = default;
   struct Stash;
-  Status forward(int mb, const Tensor& x, const Tensor& target, double weight, Communicator& pp, Communicator& meta,
-                 std::vector<Stash>& stash, bool recv);
+  // Runs the forward graph of micro-batch `mb` (inputs in stash[mb].inputs, or x on the
+  // first stage) and keeps in stash[mb] what the backward graph reads.
+  Status forward(int mb, const Tensor& x, const Tensor& target, double weight, uint64_t seed, std::vector<Stash>& stash);
   int stages_ = 1, stage_ = 0;
   TrainerConfig cfg_;
   std::vector<std::string> in_names_, out_names_;  // crossing values in and out

@@ -143,7 +143,7 @@ int run_pipeline(const PipelineRunOptions& o, const Model& model, const Tensor& 
     auto [r0, r1] = train::split_rows(rows, D, mesh->dp_index);
     Tensor x = o.gather_rows(tx, order, static_cast<size_t>(b0 + r0), static_cast<size_t>(b0 + r1));
     Tensor y = o.gather_rows(ty, order, static_cast<size_t>(b0 + r0), static_cast<size_t>(b0 + r1));
-    auto ps = st.compute_gradients(x, y, rows, o.micro_batches, *sched, *mesh->pp, **meta);
+    auto ps = st.compute_gradients(x, y, rows, o.micro_batches, *sched, *mesh->pp, **meta, static_cast<uint64_t>(mesh->dp_index));
     if (!ps.is_ok()) {
       std::string peers;  // the pp communicator's ranks are stages: name their world ranks
       for (int s = 0; s < P; ++s) peers += (s ? ", " : "") + std::to_string(s) + " = world rank " + std::to_string(s * D + mesh->dp_index);
