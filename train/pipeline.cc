@@ -4,11 +4,11 @@
 #include <cmath>
 #include <cstring>
 #include <map>
-#include <regex>
 #include <set>
 
 #include "train/autodiff.h"
 #include "train/data_parallel.h"
+#include "train/parameters.h"
 
 namespace tessera::train {
 
@@ -143,35 +143,15 @@ Result<std::unique_ptr<PipelineStage>> PipelineStage::create(const Model& model,
   p->input_ = g.values[g.inputs[0]].name;
   p->logits_ = pipeline_loss_input(g, cfg.loss);
   // Parameters: as Trainer::create chooses them, restricted to this stage's readers.
-  std::regex freeze;
-  if (!cfg.freeze.empty()) {
-    try {
-      freeze = std::regex(cfg.freeze);
-    } catch (const std::regex_error& e) {
-      return invalid_argument("--freeze '" + cfg.freeze + "' is not a valid regular expression: " + e.what());
-    }
-  }
-  std::set<int> used, excluded;
   Graph tg = g;
   tg.nodes.clear();
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    const Node& n = g.nodes[i];
-    if (cut.node_stage[i] == stage) tg.nodes.push_back(n);
-    for (size_t k = 0; k < n.inputs.size(); ++k) {
-      if (n.inputs[k] < 0) continue;
-      if (n.op_type == "BatchNormalization" && k >= 3) excluded.insert(n.inputs[k]);
-      if ((n.op_type == "Clip" || n.op_type == "Pow" || n.op_type == "Dropout" || n.op_type == "Reshape") && k >= 1)
-        excluded.insert(n.inputs[k]);
-      if (cut.node_stage[i] == stage) used.insert(n.inputs[k]);
+  std::vector<bool> mine(g.nodes.size(), false);
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    if (cut.node_stage[i] == stage) {
+      tg.nodes.push_back(g.nodes[i]);
+      mine[i] = true;
     }
-  }
-  std::vector<std::string> wrt;
-  for (int v : used) {
-    const Value& val = g.values[v];
-    if (!val.initializer || val.initializer->dtype() != DType::kFloat32 || excluded.count(v) || val.initializer->numel() <= 1) continue;
-    if (!cfg.freeze.empty() && std::regex_search(val.name, freeze)) continue;
-    wrt.push_back(val.name);
-  }
+  TSR_ASSIGN_OR_RETURN(std::vector<std::string> wrt, trainable_parameters(g, cfg.freeze, nullptr, &mine));
   const size_t nparam_wrt = wrt.size();
   tg.inputs.clear();
   tg.outputs.clear();
