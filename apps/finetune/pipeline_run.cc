@@ -50,9 +50,11 @@ int run_pipeline(const PipelineRunOptions& o, const Model& model, const Tensor& 
   if (o.spec.tp > 1) return fail("--parallel " + o.spec.describe() + ": tensor parallelism with pipeline stages is not implemented");
   // The cut: the file's stages, else cut here the way `tessera convert --pipeline-stages` does.
   const std::string sink = train::pipeline_loss_input(model.graph, o.cfg.loss);
-  auto cut = pipeline_cut_from_graph(model.graph, P, {sink});
+  auto cut = pipeline_cut_from_graph(model.graph, 0, {sink});
   if (!cut.is_ok()) return fail("--parallel pp=" + std::to_string(P) + ": " + cut.status().message());
-  const bool from_file = cut->stages > 0;
+  const bool from_file = cut->stages == P;
+  if (cut->stages > 0 && !from_file && rank == 0)  // e.g. a checkpoint of another layout
+    std::cerr << "tessera-finetune: the file is cut into " << cut->stages << " pipeline stages; cutting it into " << P << " at load\n";
   if (!from_file) {
     cut = cut_pipeline(model.graph, P, {sink});
     if (!cut.is_ok()) return fail("--parallel pp=" + std::to_string(P) + ": " + cut.status().message());

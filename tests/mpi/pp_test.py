@@ -71,6 +71,31 @@ def parse_cut(text):
     return cut
 
 
+def crossings(onnx_path, cut, stages):
+    """stage -> the values it sends to the next stage, computed here from the trained model
+    (exported to ONNX, nodes in the .tsr order) and the printed node ranges alone: a value made
+    in stage a (a graph input: -1) and read in stage b > a (the model output: read by the
+    loss in the last stage) crosses every cut between them."""
+    g = onnx.load(onnx_path).graph
+    inits = {i.name for i in g.initializer}
+    stage_of = []
+    for i in range(len(g.node)):
+        stage_of += [s for s, (lo, hi, _) in cut.items() if lo <= i <= hi][:1] or [None]
+    if None in stage_of:
+        raise SystemExit(f"FAIL: the printed cut {cut} does not cover the {len(g.node)} nodes")
+    made = {x.name: -1 for x in g.input}
+    last = {}
+    for i, n in enumerate(g.node):
+        for v in n.input:
+            if v and v not in inits:
+                last[v] = max(last.get(v, -1), stage_of[i])
+        for o in n.output:
+            made[o] = stage_of[i]
+    for o in g.output:
+        last[o.name] = stages - 1
+    return {s: sorted(v for v in last if made[v] <= s < last[v]) for s in range(stages - 1)}
+
+
 def case_equiv(args):
     work = args.work_dir
     w0 = prepare(args, 4)
@@ -119,12 +144,16 @@ def case_equiv(args):
     # into M micro-batches (empty ones skipped); stage s sends what crosses out of it
     # forward and the gradients of the float values crossing into it backward.
     wd = widths(os.path.join(work, "m.onnx"))
+    cross = crossings(out + ".export.onnx", cut, P) if sorted(cut) == list(range(P)) else {}
+    for s_, vals in cross.items():
+        if sorted(cut[s_][2]) != vals:
+            fail.append(f"stage {s_} sends {cut[s_][2]} by the run's print, {vals} by the graph")
     want, peak_want = [], []
     for rank in range(P * D):
         s, d = divmod(rank, D)
         mbs = [m for m in chunks(chunks(10, D)[d], M) if m > 0]
-        sends_fwd = cut.get(s, (0, 0, []))[2] if s + 1 < P else []
-        recv_fwd = cut.get(s - 1, (0, 0, []))[2] if s > 0 else []
+        sends_fwd = cross.get(s, []) if s + 1 < P else []
+        recv_fwd = cross.get(s - 1, []) if s > 0 else []
         per_row = sum(wd[v] for v in sends_fwd) + sum(wd[v] for v in recv_fwd)  # every crossing value is float here
         want.append(4 * per_row * sum(mbs))
         peak_want.append(len(mbs) if args.schedule == "gpipe" else min(P - s, len(mbs)))
@@ -155,14 +184,25 @@ def case_equiv(args):
     rq = os.path.join(work, "single_more_pp.tsr")
     run(mpirun(args, P * D) + [args.finetune, "--resume", single] + more +
         ["--out", rq, "--parallel", par, "--micro-batches", str(M), "--schedule", args.schedule], timeout=120)
-    wrs, wrp, wrq = weights_of(args, rs), weights_of(args, rp), weights_of(args, rq)
+    # ... and this run's checkpoint (cut into P stages) continues under another pipeline layout.
+    P2 = 3 if P == 2 else 2
+    ro = os.path.join(work, "pp_more_other.tsr")
+    r2 = run(mpirun(args, P2) + [args.finetune, "--resume", out] + more +
+             ["--out", ro, "--parallel", f"pp={P2}", "--micro-batches", "3", "--schedule", "gpipe"], timeout=120)
+    if f"cut into {P} pipeline stages; cutting it into {P2} at load" not in r2.stderr:
+        fail.append(f"resuming a pp={P} checkpoint at pp={P2} did not say it re-cut the model:\n{r2.stderr[-1000:]}")
+    wrs, wro = weights_of(args, rs), weights_of(args, ro)
+    other_diff = max(float(np.abs(wrs[k] - wro[k]).max()) for k in w0)
+    if other_diff > 1e-5:
+        fail.append(f"the pipeline checkpoint resumed at pp={P2} ends {other_diff:.3g} away from the single one resumed")
+    wrp, wrq = weights_of(args, rp), weights_of(args, rq)
     resume_diff = max(float(np.abs(wrs[k] - wrp[k]).max()) for k in w0)
     if resume_diff > 1e-5:
         fail.append(f"resumed in one process, the pipeline checkpoint ends {resume_diff:.3g} away from the single one")
     resume_pp_diff = max(float(np.abs(wrs[k] - wrq[k]).max()) for k in w0)
     if resume_pp_diff > 1e-5:
         fail.append(f"the single-process checkpoint resumed under {par} ends {resume_pp_diff:.3g} away from resuming it in one process")
-    resume_diff = max(resume_diff, resume_pp_diff)
+    resume_diff = max(resume_diff, resume_pp_diff, other_diff)
     measured = mp[-1]["pp_bytes_per_rank"] if mp else []
     peaks = mp[-1]["peak_micro_batches_per_rank"] if mp else []
     print(f"| pp={P}{f',dp={D}' if D > 1 else ''} | {args.schedule} | {args.optimizer} | {M} | {len(mp)} | {diff:.2g} | {loss_diff:.2g} | "
