@@ -131,7 +131,7 @@ int run_pipeline(const PipelineRunOptions& o, const Model& model, const Tensor& 
   auto t0 = std::chrono::steady_clock::now();
   std::vector<int64_t> order;
   int64_t order_epoch = -1, samples = 0, steps = 0;
-  std::vector<int64_t> sum_sent(static_cast<size_t>(world.size()), 0), peaks(static_cast<size_t>(world.size()), 0);
+  std::vector<int64_t> sum_sent(static_cast<size_t>(world.size()), 0), sum_theory(sum_sent), peaks(sum_sent), peak_bytes(sum_sent);
   constexpr size_t kFields = 5;  // sent, theory, peak micro-batches, peak bytes, dp bytes
   while (st.step() < total) {
     const int64_t step = st.step(), epoch = step / spe, b = step % spe;
@@ -184,7 +184,9 @@ int run_pipeline(const PipelineRunOptions& o, const Model& model, const Tensor& 
     ++steps;
     for (int r = 0; r < world.size(); ++r) {
       sum_sent[r] += all[kFields * r];
+      sum_theory[r] += all[kFields * r + 1];
       peaks[r] = std::max(peaks[r], all[kFields * r + 2]);
+      peak_bytes[r] = std::max(peak_bytes[r], all[kFields * r + 3]);
     }
     const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - s0).count();
     samples += rows;
@@ -225,10 +227,12 @@ int run_pipeline(const PipelineRunOptions& o, const Model& model, const Tensor& 
     std::printf("pipeline parallel: %d stages x %d data-parallel ranks, %d micro-batches, schedule %s, %lld steps\n", P, D,
                 o.micro_batches, o.schedule.c_str(), static_cast<long long>(steps));
     for (int r = 0; r < world.size(); ++r)
-      std::printf("  rank %d (stage %d, dp %d): sent %lld bytes per step on the pp communicator; peak %lld micro-batches of activations held "
+      std::printf("  rank %d (stage %d, dp %d): sent %lld bytes per step on the pp communicator (theory %lld: its crossing "
+                  "activations forward, their gradients back); peak %lld micro-batches of activations held, %lld bytes "
                   "(1F1B bound min(P - stage, M) = %d, GPipe M = %d)\n",
-                  r, r / D, r % D, static_cast<long long>(steps ? sum_sent[r] / steps : 0), static_cast<long long>(peaks[r]),
-                  std::min(P - r / D, o.micro_batches), o.micro_batches);
+                  r, r / D, r % D, static_cast<long long>(steps ? sum_sent[r] / steps : 0),
+                  static_cast<long long>(steps ? sum_theory[r] / steps : 0), static_cast<long long>(peaks[r]),
+                  static_cast<long long>(peak_bytes[r]), std::min(P - r / D, o.micro_batches), o.micro_batches);
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::printf("final: val_loss %.6f", v->first);
     if (o.ce) std::printf(" val_accuracy %.4f", v->second);

@@ -206,7 +206,7 @@ def case_equiv(args):
     measured = mp[-1]["pp_bytes_per_rank"] if mp else []
     peaks = mp[-1]["peak_micro_batches_per_rank"] if mp else []
     print(f"| pp={P}{f',dp={D}' if D > 1 else ''} | {args.schedule} | {args.optimizer} | {M} | {len(mp)} | {diff:.2g} | {loss_diff:.2g} | "
-          f"{measured} | {want} | {peaks} | {resume_diff:.2g} | {t1 - t0:.1f} s / {t2 - t1:.1f} s |")
+          f"{measured} | {want} | {peaks} | {resume_diff:.2g} | {t1 - t0:.2f} s / {t2 - t1:.2f} s |")
     if fail:
         print("FAIL:\n  " + "\n  ".join(fail))
         return 1
