@@ -18,7 +18,10 @@ Reuses dp_test.py's model (a small transformer-style MLP block), data and helper
         - the peak number of micro-batches whose activations a stage held: GPipe M,
           1F1B min(P - stage, M);
         - the output model runs (`tessera run`), and resumed in ONE process for 2 more steps
-          it ends within 1e-5 of the single-process model resumed the same way.
+          it ends within 1e-5 of the single-process model resumed the same way; so do the
+          single-process checkpoint resumed under this layout (cut at load: the same cut as
+          `tessera convert --pipeline-stages` prints) and this run's checkpoint resumed at
+          another pp (re-cut at load).
   --case kill / hang: rank 1 of a pp=2 run killed (SIGKILL) or stopped (SIGSTOP) mid-run:
       the others exit non-zero within the timeout, naming rank 1 (dp_test's fault cases).
   --case too_small: a 2-node model cut into 5 stages: `tessera convert --pipeline-stages 5`
@@ -182,8 +185,12 @@ def case_equiv(args):
     run([args.finetune, "--resume", out] + more + ["--out", rp])
     # ... and the single-process checkpoint continues under this pipeline layout.
     rq = os.path.join(work, "single_more_pp.tsr")
-    run(mpirun(args, P * D) + [args.finetune, "--resume", single] + more +
-        ["--out", rq, "--parallel", par, "--micro-batches", str(M), "--schedule", args.schedule], timeout=120)
+    rl = run(mpirun(args, P * D) + [args.finetune, "--resume", single] + more +
+             ["--out", rq, "--parallel", par, "--micro-batches", str(M), "--schedule", args.schedule], timeout=120)
+    if "(cut at load)" not in rl.stderr:
+        fail.append("the uncut single-process checkpoint was not cut at load")
+    if args.file_cut and parse_cut(rl.stderr) != file_cut:
+        fail.append(f"tessera convert --pipeline-stages cut {file_cut}, the trainer cut at load {parse_cut(rl.stderr)}")
     # ... and this run's checkpoint (cut into P stages) continues under another pipeline layout.
     P2 = 3 if P == 2 else 2
     ro = os.path.join(work, "pp_more_other.tsr")
