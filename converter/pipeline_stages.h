@@ -37,8 +37,8 @@ struct PipelineCut {
   /// weights it reads.
   std::vector<std::vector<int>> boundary;
 
-  /// One line per stage: "stage 0: nodes 0-5 (fc1 .. gelu_half), 1184 parameter bytes,
-  /// sends h1b [N,16], gelu" (value names from `g`).
+  /// One line per stage: "stage 0: nodes 0-2 (fc1 .. ln), 704 parameter bytes, sends h1b
+  /// ln" (node and value names from `g`; the last stage sends nothing).
   std::string describe(const Graph& g) const;
 };
 
