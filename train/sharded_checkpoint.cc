@@ -1,6 +1,7 @@
 #include "train/sharded_checkpoint.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <set>
@@ -55,6 +56,7 @@ std::string index_string(const Shape& shape, int64_t flat) {
 
 constexpr const char* kStageKey = "tessera.zero_stage";
 constexpr const char* kWorldKey = "tessera.world_size";
+constexpr const char* kMeshKey = "tessera.zero_mesh";  // index of the ZeRO mesh in Model::meshes
 
 }  // namespace
 
@@ -126,8 +128,9 @@ Status shard_checkpoint(Model& m, const std::vector<std::string>& params, const 
   mesh.shape = {ranks};
   mesh.dim_names = {"dp"};
   mesh.roles = {zero_stage >= 2 ? MeshDimRole::kFsdp : MeshDimRole::kData};
-  m.meshes = {mesh};
-  m.shardings.clear();
+  // Appended: meshes and shardings the model already has (tensor parallelism's) stay.
+  const uint32_t mesh_index = static_cast<uint32_t>(m.meshes.size());
+  m.meshes.push_back(mesh);
   m.chunks.clear();
   auto ts = std::make_shared<TrainingState>();
   if (m.training) { ts->optimizer = m.training->optimizer; ts->step = m.training->step; }
@@ -157,7 +160,7 @@ Status shard_checkpoint(Model& m, const std::vector<std::string>& params, const 
       }
     TensorSharding sh;
     sh.value = params[i];
-    sh.mesh = 0;
+    sh.mesh = mesh_index;
     sh.placements = {zero_stage >= 2 && full.rank() >= 1 ? Placement::split(0) : Placement::broadcast()};
     sh.global_shape = full.shape();
     m.shardings.push_back(sh);
@@ -176,12 +179,22 @@ Status shard_checkpoint(Model& m, const std::vector<std::string>& params, const 
   if (m.training) m.training = std::move(ts);
   m.meta.properties[kStageKey] = std::to_string(zero_stage);
   m.meta.properties[kWorldKey] = std::to_string(ranks);
+  m.meta.properties[kMeshKey] = std::to_string(mesh_index);
   return Status::ok();
 }
 
 Status assemble_sharded_checkpoint(Model& m) {
-  if (m.chunks.empty() && m.shardings.empty()) return Status::ok();
+  if (m.chunks.empty()) return Status::ok();
   Graph& g = m.graph;
+  // The ZeRO mesh (shard_checkpoint records its index); other meshes and their shardings
+  // (tensor parallelism's) are kept.
+  int64_t zero_mesh = -1;
+  auto mk = m.meta.properties.find(kMeshKey);
+  if (mk != m.meta.properties.end()) {
+    zero_mesh = std::atoll(mk->second.c_str());
+    if (zero_mesh < 0 || zero_mesh >= static_cast<int64_t>(m.meshes.size()))
+      return invalid_argument("checkpoint: property " + std::string(kMeshKey) + " = '" + mk->second + "' names no mesh");
+  }
   // Global shapes: the sharding's, else the value's static shape (the reader checked that
   // every chunk lies inside it).
   auto global_shape = [&](const std::string& name) -> Shape {
@@ -238,6 +251,7 @@ Status assemble_sharded_checkpoint(Model& m) {
   }
   // A sharded parameter left without any chunk: still an input with no data.
   for (const TensorSharding& t : m.shardings) {
+    if (zero_mesh >= 0 && t.mesh != static_cast<uint32_t>(zero_mesh)) continue;
     const int v = g.find_value(t.value);
     if (v >= 0 && !g.values[v].initializer && std::find(g.inputs.begin(), g.inputs.end(), v) != g.inputs.end() &&
         !assembled.count({t.value, ""}))
@@ -245,10 +259,19 @@ Status assemble_sharded_checkpoint(Model& m) {
   }
   if (m.training) m.training = std::move(ts);
   m.chunks.clear();
-  m.shardings.clear();
-  m.meshes.clear();
+  if (zero_mesh >= 0) {  // drop the ZeRO mesh and its shardings, renumber the others
+    std::vector<TensorSharding> kept;
+    for (TensorSharding& t : m.shardings) {
+      if (t.mesh == static_cast<uint32_t>(zero_mesh)) continue;
+      if (t.mesh > static_cast<uint32_t>(zero_mesh)) --t.mesh;
+      kept.push_back(std::move(t));
+    }
+    m.shardings = std::move(kept);
+    m.meshes.erase(m.meshes.begin() + zero_mesh);
+  }
   m.meta.properties.erase(kStageKey);
   m.meta.properties.erase(kWorldKey);
+  m.meta.properties.erase(kMeshKey);
   return Status::ok();
 }
 

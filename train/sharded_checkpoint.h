@@ -56,18 +56,20 @@ std::vector<Block> flat_range_blocks(const Shape& shape, int64_t begin, int64_t 
 /// Turns a full checkpoint (Trainer::snapshot(): weights as initializers, optimizer state
 /// in TrainingState) into a sharded one: for every name in `params` (float32 initializers)
 /// and every rank r of `layout`, the blocks of r's piece become WeightChunks of the weight
-/// and of each of its state tensors; mesh 0 ("zero", one dim "dp" of layout.size() ranks,
-/// role kFsdp for stage >= 2, else kData) and one TensorSharding per parameter (Split(0)
-/// for stage >= 2, Broadcast for stage 1 whose ranks hold whole weights during a step).
+/// and of each of its state tensors; a mesh "zero" (one dim "dp" of layout.size() ranks,
+/// role kFsdp for stage >= 2, else kData) appended to the model's meshes (its index in
+/// property "tessera.zero_mesh"), and one TensorSharding on it per parameter (Split(0) for
+/// stage >= 2, Broadcast for stage 1 whose ranks hold whole weights during a step); the
+/// model's other meshes and shardings are kept.
 /// Errors: kInvalidArgument for a name that is not a float32 initializer, or a layout
 /// whose pieces lie outside their parameter.
 Status shard_checkpoint(Model& m, const std::vector<std::string>& params, const ShardLayout& layout, int zero_stage);
 
 /// The inverse, run on every rank after reading a checkpoint (a no-op when it has no
 /// chunks): every value with weight chunks gets its initializer back (global shape from
-/// its TensorSharding), the state chunks become TrainingState entries, and the chunks,
-/// shardings, meshes and the two properties are dropped, so the model is a plain
-/// checkpoint. Errors (kInvalidArgument, naming the parameter): a sharded parameter with
+/// its TensorSharding), the state chunks become TrainingState entries, and the chunks, the
+/// ZeRO mesh with its shardings (other meshes renumbered) and the properties are dropped,
+/// so the model is a plain checkpoint. Errors (kInvalidArgument, naming the parameter): a sharded parameter with
 /// no chunks, chunks that do not cover it (the first missing element is named) or cover an
 /// element twice, a non-float32 chunk, a state whose chunks cover a tensor but no weight.
 Status assemble_sharded_checkpoint(Model& m);

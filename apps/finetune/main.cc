@@ -38,6 +38,7 @@
 #include <xxhash.h>
 
 #include "apps/finetune/npz.h"
+#include "apps/finetune/pipeline_run.h"
 #include "tessera/tsr_file.h"
 #include "train/comm/comm.h"
 #include "train/data_parallel.h"
@@ -180,6 +181,8 @@ int main(int argc, char** argv) {
   std::string parallel;
   double bucket_mb = 25, comm_timeout = 60;
   int zero = 0;
+  int micro_batches = 0;
+  std::string schedule = "1f1b";
   app.add_option("--model", model_path, "input model (.tsr)");
   app.add_option("--resume", resume_path, "resume from this checkpoint (.tsr written by tessera-finetune) instead of --model");
   app.add_option("--train", train_path, "training data (.npz with x and y)")->required();
@@ -212,24 +215,36 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0, 3));
   app.add_option("--comm-timeout", comm_timeout, "data parallel: seconds a collective waits for its peers before failing")
       ->check(CLI::PositiveNumber);
+  app.add_option("--micro-batches", micro_batches, "pipeline parallel (--parallel pp=P): micro-batches per step (default P)")
+      ->check(CLI::Range(1, 1 << 20));
+  app.add_option("--schedule", schedule, "pipeline parallel: gpipe or 1f1b")->check(CLI::IsMember({"gpipe", "1f1b"}));
   CLI11_PARSE(app, argc, argv);
 
   // ---- data parallel: the world communicator (gradients) and a second one for control
   // traffic (hashes, losses, validation sums), so the first one's CommStats count the
   // gradient bytes alone.
-  int dp = 1;
+  int dp = 1, pp = 1;
   if (!parallel.empty()) {
     auto spec = train::parse_parallel(parallel);
     if (!spec.is_ok()) {
       std::cerr << "tessera-finetune: error: " << spec.status().message() << "\n";
       return 2;
     }
-    if (spec->tp > 1 || spec->pp > 1) {
+    if (spec->tp > 1) {
       std::cerr << "tessera-finetune: error: --parallel '" << parallel
                 << "': tensor and pipeline parallelism are not implemented yet (give dp=N)\n";
       return 2;
     }
     dp = spec->dp;
+    pp = spec->pp;
+  }
+  if (pp == 1 && (micro_batches > 0 || app.count("--schedule"))) {
+    std::cerr << "tessera-finetune: error: --micro-batches and --schedule are for pipeline parallelism: give --parallel pp=P\n";
+    return 2;
+  }
+  if (pp > 1 && zero > 0) {
+    std::cerr << "tessera-finetune: error: --zero " << zero << " with --parallel " << parallel << ": ZeRO with pipeline stages is not implemented\n";
+    return 2;
   }
   std::unique_ptr<train::Communicator> world, ctrl;
   std::unique_ptr<train::GradientBuckets> buckets;
@@ -260,9 +275,9 @@ int main(int argc, char** argv) {
     world = std::move(*w);
     rank = world->rank();
     who = "[rank " + std::to_string(rank) + "] ";
-    if (world->size() != dp)
-      return fail("--parallel dp=" + std::to_string(dp) + " but the job has " + std::to_string(world->size()) +
-                  " ranks (launch with mpirun -np " + std::to_string(dp) + ")");
+    if (world->size() != dp * pp)
+      return fail("--parallel " + (pp > 1 ? parallel : "dp=" + std::to_string(dp)) + " but the job has " + std::to_string(world->size()) +
+                  " ranks (launch with mpirun -np " + std::to_string(dp * pp) + ")");
     auto c = world->split(0, rank);
     if (!c.is_ok()) return fatal("communicator split: " + c.status().message());
     ctrl = std::move(*c);
@@ -296,7 +311,7 @@ int main(int argc, char** argv) {
   // A sharded checkpoint (ZeRO, any world size): every rank assembles the parameters and
   // optimizer state from its chunks (train/sharded_checkpoint.h).
   const uint64_t chunk_hash = train::sharding_hash(**model);
-  if (!(*model)->chunks.empty() || !(*model)->shardings.empty()) {
+  if (!(*model)->chunks.empty()) {
     Status s = train::assemble_sharded_checkpoint(**model);
     if (!s.is_ok()) return fatal((resume_path.empty() ? "--model '" : "--resume '") + in_path + "': " + s.message());
   }
@@ -318,7 +333,8 @@ int main(int argc, char** argv) {
   cfg.clip_norm = clip;
   cfg.batchnorm_train = !bn_eval;
   // Every rank must have loaded the same model, data and flags: their hashes, all-gathered.
-  if (world && dp > 1) {
+  if (world && world->size() > 1) {
+    const int nranks = world->size();
     auto mh = hash_file(in_path);
     if (!mh.is_ok()) return fatal(mh.status().message());
     std::string flags;
@@ -328,18 +344,42 @@ int main(int argc, char** argv) {
                          hash_bytes(train_data->x.data(), train_data->x.nbytes()) ^ (hash_bytes(train_data->y.data(), train_data->y.nbytes()) * 3),
                          hash_bytes(val_data->x.data(), val_data->x.nbytes()) ^ (hash_bytes(val_data->y.data(), val_data->y.nbytes()) * 3),
                          chunk_hash};
-    std::vector<uint64_t> all(kH * static_cast<size_t>(dp));
+    std::vector<uint64_t> all(kH * static_cast<size_t>(nranks));
     Status s = ctrl->all_gather(mine, all.data(), kH, DType::kInt64);
     if (!s.is_ok()) return fatal("checking that all ranks loaded the same model: " + s.message());
     const char* what[kH] = {resume_path.empty() ? "the model (--model)" : "the checkpoint (--resume)", "the command-line flags",
                             "the training data (--train)", "the validation data (--val)",
                             "the sharding of the checkpoint (its meshes, TensorShardings and weight chunks)"};
     std::string diff;
-    for (int r = 1; r < dp; ++r)
+    for (int r = 1; r < nranks; ++r)
       for (int k = 0; k < kH; ++k)
         if (all[kH * r + k] != all[k]) diff += std::string(diff.empty() ? "" : "; ") + "rank " + std::to_string(r) + " differs in " + what[k];
     if (!diff.empty())  // every rank sees the same table: all stop cleanly
       return fail("data parallel ranks disagree with rank 0: " + diff + " (every rank must load the same files with the same flags)");
+  }
+  if (pp > 1) {  // pipeline parallel: apps/finetune/pipeline_run.cc
+    finetune::PipelineRunOptions po;
+    po.spec = train::parse_parallel(parallel).value();
+    po.micro_batches = micro_batches > 0 ? micro_batches : pp;
+    po.schedule = schedule;
+    po.epochs = epochs;
+    po.batch = batch;
+    po.max_steps = max_steps;
+    po.ckpt_every = ckpt_every;
+    po.warmup = warmup;
+    po.lr = lr;
+    po.cosine = cosine;
+    po.quiet = quiet;
+    po.ce = ce;
+    po.seed = seed;
+    po.out_path = out_path;
+    po.metrics_path = metrics_path;
+    po.ckpt_path = ckpt_path;
+    po.cfg = cfg;
+    po.cfg.batchnorm_train = !bn_eval;
+    po.gather_rows = gather_rows;
+    po.epoch_order = epoch_order;
+    return finetune::run_pipeline(po, **model, train_data->x, train_data->y, val_data->x, val_data->y, *world, *ctrl);
   }
   auto trainer_r = train::Trainer::create(**model, cfg);
   if (!trainer_r.is_ok()) return fail(trainer_r.status().message());

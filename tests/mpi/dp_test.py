@@ -354,8 +354,9 @@ def case_fault(args, mode):
     cmd = mpirun(args, args.np) + [args.finetune, "--model", os.path.join(work, "m.tsr"),
                                    "--train", os.path.join(work, "train.npz"), "--val", os.path.join(work, "val.npz"),
                                    "--epochs", "100000", "--batch-size", "10", "--quiet", "--out", out,
-                                   "--parallel", f"dp={args.np}", "--comm-timeout", str(timeout)]
-    if args.zero:
+                                   "--parallel", getattr(args, "parallel", None) or f"dp={args.np}",
+                                   "--comm-timeout", str(timeout)] + list(getattr(args, "fault_extra", []))
+    if getattr(args, "zero", 0):
         cmd += ["--zero", str(args.zero)]
     metrics = out + ".metrics.jsonl"
     if os.path.exists(metrics):  # a previous run's: the wait below must see this run's steps

@@ -143,6 +143,30 @@ TEST(ShardedCheckpoint, RoundTripAtSeveralWorldSizesAndLayouts) {
   }
 }
 
+TEST(ShardedCheckpoint, KeepsTheModelsOtherMeshesAndShardings) {
+  Fixture f = make_model();
+  DeviceMesh tp;
+  tp.name = "tp";
+  tp.shape = {2};
+  tp.dim_names = {"tp"};
+  tp.roles = {MeshDimRole::kTensor};
+  f.model->meshes = {tp};
+  f.model->shardings = {{"w", 0, {Placement::split(1)}, {5, 3}}};
+  auto m = round_trip(f, dim0_layout({{5, 3}, {3}}, 3), 3);
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->meshes.size(), 2u);
+  EXPECT_EQ(m->shardings.size(), 3u);
+  Status s = assemble_sharded_checkpoint(*m);
+  ASSERT_TRUE(s.is_ok()) << s.message();
+  ASSERT_EQ(m->meshes.size(), 1u);
+  EXPECT_EQ(m->meshes[0].name, "tp");
+  ASSERT_EQ(m->shardings.size(), 1u);
+  EXPECT_EQ(m->shardings[0].value, "w");
+  EXPECT_EQ(m->shardings[0].mesh, 0u);
+  EXPECT_TRUE(m->shardings[0].placements[0] == Placement::split(1));
+  expect_equal(*m->graph.values[m->graph.find_value("w")].initializer, f.w, "w");
+}
+
 TEST(ShardedCheckpoint, MissingOrRepeatedChunksNameTheParameter) {
   Fixture f = make_model();
   const ShardLayout l = dim0_layout({{5, 3}, {3}}, 2);
