@@ -52,23 +52,35 @@ def run(cmd, check=True, timeout=300):
     return r
 
 
-def build_model(rng, d_in=8, hidden=16, classes=4):
+def build_model(rng, d_in=8, hidden=16, classes=4, ffn=0):
+    """ffn > 0 (tests/mpi/tp_test.py): the Gelu sits inside an MLP pair, LayerNorm -> fc2
+    [hidden, ffn] + b2 -> Gelu -> fc_out [ffn, hidden] + b_out, whose hidden size ffn is what
+    --shard tp=N cuts."""
     w = {"w1": rng.normal(0, 0.4, (d_in, hidden)), "b1": rng.normal(0, 0.1, hidden),
          "ln_scale": 1 + rng.normal(0, 0.1, hidden), "ln_bias": rng.normal(0, 0.1, hidden),
          "w2": rng.normal(0, 0.3, (hidden, hidden)), "b2": rng.normal(0, 0.1, hidden),
          "w3": rng.normal(0, 0.3, (hidden, classes)), "b3": rng.normal(0, 0.1, classes)}
+    if ffn:
+        w.update(w2=rng.normal(0, 0.3, (hidden, ffn)), b2=rng.normal(0, 0.1, ffn),
+                 w_out=rng.normal(0, 0.3, (ffn, hidden)), b_out=rng.normal(0, 0.1, hidden))
     w = {k: v.astype(np.float32) for k, v in w.items()}
     consts = {"half": np.array(0.5, np.float32), "one": np.array(1.0, np.float32),
               "sqrt2": np.array(np.sqrt(2.0), np.float32)}
     n = helper.make_node
+    gin = "h2b" if ffn else "ln"
     nodes = [n("MatMul", ["x", "w1"], ["h1"], name="fc1"), n("Add", ["h1", "b1"], ["h1b"], name="fc1_bias"),
-             n("LayerNormalization", ["h1b", "ln_scale", "ln_bias"], ["ln"], name="ln", axis=-1, epsilon=1e-5),
-             # Gelu(x) = 0.5 x (1 + erf(x / sqrt(2)))
-             n("Div", ["ln", "sqrt2"], ["g0"], name="gelu_div"), n("Erf", ["g0"], ["g1"], name="gelu_erf"),
-             n("Add", ["g1", "one"], ["g2"], name="gelu_add"), n("Mul", ["ln", "g2"], ["g3"], name="gelu_mul"),
-             n("Mul", ["g3", "half"], ["gelu"], name="gelu_half"),
-             n("MatMul", ["gelu", "w2"], ["h2"], name="fc2"), n("Add", ["h2", "b2"], ["h2b"], name="fc2_bias"),
-             n("Add", ["h2b", "h1b"], ["res"], name="residual"),
+             n("LayerNormalization", ["h1b", "ln_scale", "ln_bias"], ["ln"], name="ln", axis=-1, epsilon=1e-5)]
+    if ffn:
+        nodes += [n("MatMul", ["ln", "w2"], ["h2"], name="fc2"), n("Add", ["h2", "b2"], ["h2b"], name="fc2_bias")]
+    # Gelu(x) = 0.5 x (1 + erf(x / sqrt(2)))
+    nodes += [n("Div", [gin, "sqrt2"], ["g0"], name="gelu_div"), n("Erf", ["g0"], ["g1"], name="gelu_erf"),
+              n("Add", ["g1", "one"], ["g2"], name="gelu_add"), n("Mul", [gin, "g2"], ["g3"], name="gelu_mul"),
+              n("Mul", ["g3", "half"], ["gelu"], name="gelu_half")]
+    if ffn:
+        nodes += [n("MatMul", ["gelu", "w_out"], ["h_out"], name="fc_out"), n("Add", ["h_out", "b_out"], ["h2b_"], name="fc_out_bias")]
+    else:
+        nodes += [n("MatMul", ["gelu", "w2"], ["h2"], name="fc2"), n("Add", ["h2", "b2"], ["h2b_"], name="fc2_bias")]
+    nodes += [n("Add", ["h2b_", "h1b"], ["res"], name="residual"),
              n("MatMul", ["res", "w3"], ["h3"], name="head"), n("Add", ["h3", "b3"], ["out"], name="head_bias")]
     inits = [numpy_helper.from_array(v, k) for k, v in list(w.items()) + list(consts.items())]
     g = helper.make_graph(nodes, "block", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", d_in])],
@@ -97,13 +109,15 @@ def mpirun(args, np_):
     return [args.mpirun, "--allow-run-as-root", "--oversubscribe", "-np", str(np_)]
 
 
-def prepare(args, classes, rows=50):
+def prepare(args, classes, rows=50, ffn=0, convert_extra=()):
     work = args.work_dir
     os.makedirs(work, exist_ok=True)
     rng = np.random.default_rng(7)
-    model, w0 = build_model(rng, classes=classes)
+    model, w0 = build_model(rng, classes=classes, ffn=ffn)
     onnx.save(model, os.path.join(work, "m.onnx"))
-    run([args.tessera, "convert", os.path.join(work, "m.onnx"), "-o", os.path.join(work, "m.tsr")])
+    r = run([args.tessera, "convert", os.path.join(work, "m.onnx"), "-o", os.path.join(work, "m.tsr")] + list(convert_extra))
+    if convert_extra:
+        print(r.stdout.strip())
     x = rng.normal(0, 1, (rows, 8)).astype(np.float32)
     y = rng.integers(0, classes, rows).astype(np.int64)
     np.savez(os.path.join(work, "train.npz"), x=x, y=y)
@@ -298,7 +312,7 @@ def case_bad_input(args):
     mp = [args.mpirun, "--allow-run-as-root", "--oversubscribe"]
     cases = [
         ("world size", mp + ["-np", "2"] + ft(extra=["--parallel", "dp=3"]), "--parallel dp=3 but the job has 2 ranks"),
-        ("tp", ft(extra=["--parallel", "tp=2"]), "--parallel 'tp=2': tensor and pipeline parallelism are not implemented yet"),
+        ("tp", ft(extra=["--parallel", "tp=2"]), "but the job has 1 ranks (launch with mpirun -np 2)"),
         ("parallel syntax", ft(extra=["--parallel", "dp=2,xx=3"]), "--parallel 'dp=2,xx=3': 'xx=3' is not dp=N, tp=N or pp=N"),
         ("model", mp + ["-np", "1"] + ft(extra=["--parallel", "dp=2"]) + [":", "-np", "1"] +
          ft("m2.tsr", ["--parallel", "dp=2"]), "rank 1 differs in the model (--model)"),
