@@ -582,7 +582,7 @@ int main(int argc, char** argv) {
     }
   }
   if (!gather_state()) return 1;
-  if (world && dp_steps > 0 && root)
+  if (world && dp_steps > 0 && root && !(tpar && dp == 1))
     std::printf("data parallel%s: %d ranks, %lld steps; gradient bytes %llu per step; rank 0 sent %llu bytes per step "
                 "(ring exact %llu, theory 2(N-1)/N * gradient bytes = %.1f)\n",
                 zero1 ? " (ZeRO stage 1)" : "", dp, static_cast<long long>(dp_steps), static_cast<unsigned long long>(buckets->gradient_bytes()),

@@ -56,7 +56,7 @@ def case_equiv(args):
     w0 = prepare(args, 4, ffn=FFN, convert_extra=["--shard", f"tp={tp}"])
     report = run([args.tessera, "convert", os.path.join(work, "m.onnx"), "-o", os.path.join(work, "m_check.tsr"),
                   "--shard", f"tp={tp}"]).stdout
-    if "1 column/row parallel pair(s)" not in report or "MatMul 'fc2'" not in report or "MatMul 'fc_out'" not in report:
+    if "1 column/row parallel pair(s)" not in report or "MatMul node 'fc2'" not in report or "MatMul node 'fc_out'" not in report:
         fail.append(f"the --shard report does not name the fc2/fc_out pair:\n{report}")
     common = ["--model", os.path.join(work, "m.tsr"), "--train", os.path.join(work, "train.npz"),
               "--val", os.path.join(work, "val.npz"), "--epochs", "1", "--batch-size", str(BATCH), "--max-steps", str(STEPS),
@@ -156,8 +156,8 @@ def case_bad_input(args):
             check=False)
     text = r.stdout + r.stderr
     print(f"[shard tp=3] exit {r.returncode}: {text.strip()[:300]}")
-    if r.returncode == 0 or "MatMul 'fc2'" not in text or "has 32 outputs" not in text or os.path.exists(os.path.join(work, "m3.tsr")):
-        fail.append(f"--shard tp=3: expected a failure naming MatMul 'fc2' and its 32 outputs, and no file:\n{text}")
+    if r.returncode == 0 or "MatMul node 'fc2'" not in text or "has 32 outputs" not in text or os.path.exists(os.path.join(work, "m3.tsr")):
+        fail.append(f"--shard tp=3: expected a failure naming MatMul node 'fc2' and its 32 outputs, and no file:\n{text}")
     r = run([args.tessera, "convert", os.path.join(work, "m.onnx"), "-o", os.path.join(work, "mx.tsr"), "--shard", "tp=x"], check=False)
     if r.returncode == 0 or "--shard 'tp=x'" not in r.stdout + r.stderr:
         fail.append(f"--shard tp=x: expected a failure naming the flag:\n{r.stdout}{r.stderr}")
