@@ -2,6 +2,7 @@
 // parallel pairs of MatMul/Gemm in MLP blocks.
 #include "converter/sharding.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -80,15 +81,22 @@ Status annotate_tensor_parallel(Model& model, int tp, ShardReport* report) {
       report->lines.push_back(s.value + (g.values[v].initializer ? " " + shape_str(*g.values[v].initializer) : std::string()) + ": " +
                               p.describe() + "  (" + why + ")");
   };
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    const Node& n1 = g.nodes[i];
-    const Linear l1 = linear_of(g, n1);
-    if (!l1.ok || used_nodes.count(static_cast<int>(i)) || n1.outputs.empty()) continue;
-    // The region: values computed from n1's output by elementwise ops, up to a second linear op.
-    std::set<int> region = {n1.outputs[0]}, region_nodes;
-    int bias = -1, n2 = -1;
-    bool escapes = false;
-    for (size_t j = i + 1; j < g.nodes.size() && n2 < 0 && !escapes; ++j) {
+  // A block: seed linear ops (one for an MLP; Q, K and V reading the same input for
+  // attention) whose outputs reach one linear op (the row-parallel one) only through
+  // elementwise ops, biases, head reshapes/transposes, softmax and products of two block
+  // values; nothing else reads the block's values.
+  struct Block {
+    bool ok = false;
+    int out = -1;                       // the row-parallel node
+    std::vector<int> biases, reshapes;  // bias initializers [F]; Reshape nodes in the block
+  };
+  auto find_block = [&](const std::vector<int>& seeds, int64_t f) {
+    Block b;
+    std::set<int> region, region_nodes;
+    for (int sd : seeds) region.insert(g.nodes[sd].outputs[0]);
+    const int first = *std::min_element(seeds.begin(), seeds.end());
+    for (size_t j = first + 1; j < g.nodes.size(); ++j) {
+      if (std::count(seeds.begin(), seeds.end(), static_cast<int>(j))) continue;
       const Node& m = g.nodes[j];
       bool reads = false;
       for (int in : m.inputs)
@@ -96,50 +104,100 @@ Status annotate_tensor_parallel(Model& model, int tp, ShardReport* report) {
       if (!reads) continue;
       const Linear l2 = linear_of(g, m);
       if (l2.ok && region.count(m.inputs[0]) && !region.count(m.inputs[1]) && (m.inputs.size() < 3 || !region.count(m.inputs[2]))) {
-        n2 = static_cast<int>(j);
+        b.out = static_cast<int>(j);
         break;
       }
-      if (!m.domain.empty() || !elementwise_ops().count(m.op_type)) { escapes = true; break; }
-      for (int in : m.inputs) {
-        if (in < 0 || region.count(in)) continue;
-        const Value& v = g.values[in];
-        if (v.initializer && v.initializer->numel() <= 1) continue;  // a scalar constant
-        if (m.op_type == "Add" && bias < 0 && v.initializer && v.initializer->rank() == 1 && v.initializer->dim(0) == l1.f &&
-            n1.op_type == "MatMul") {
-          bias = in;
-          continue;
+      if (!m.domain.empty()) return b;
+      if (m.op_type == "Reshape") {
+        if (m.inputs.size() < 2 || !region.count(m.inputs[0]) || !g.values[m.inputs[1]].initializer) return b;
+        b.reshapes.push_back(static_cast<int>(j));
+      } else if (m.op_type == "MatMul") {  // Q K^T, P V: both operands in the block
+        if (!region.count(m.inputs[0]) || !region.count(m.inputs[1])) return b;
+      } else if (m.op_type == "Transpose" || m.op_type == "Softmax" || m.op_type == "LogSoftmax") {
+      } else if (elementwise_ops().count(m.op_type)) {
+        for (int in : m.inputs) {
+          if (in < 0 || region.count(in)) continue;
+          const Value& v = g.values[in];
+          if (v.initializer && v.initializer->numel() <= 1) continue;  // a scalar constant
+          if (m.op_type == "Add" && v.initializer && v.initializer->rank() == 1 && v.initializer->dim(0) == f &&
+              b.biases.size() < seeds.size()) {
+            b.biases.push_back(in);
+            continue;
+          }
+          return b;
         }
-        escapes = true;
+      } else {
+        return b;
       }
-      if (escapes) break;
       region_nodes.insert(static_cast<int>(j));
       for (int o : m.outputs)
         if (o >= 0) region.insert(o);
     }
-    if (escapes || n2 < 0) continue;
-    // Nothing outside the region and the second op may read the region's values.
+    if (b.out < 0) return b;
     for (int v : region) {
-      if (outputs.count(v)) escapes = true;
+      if (outputs.count(v)) return b;
       for (int c : consumers[v])
-        if (c != n2 && !region_nodes.count(c)) escapes = true;
+        if (c != b.out && !region_nodes.count(c)) return b;
     }
-    const Node& m2 = g.nodes[n2];
+    for (int sd : seeds) {
+      const Node& n = g.nodes[sd];
+      const int w = n.inputs[1];
+      if (consumers[w].size() != 1 || used_weights.count(w)) return b;
+      if (n.op_type == "Gemm" && n.inputs.size() > 2 && n.inputs[2] >= 0) {
+        const Value& c = g.values[n.inputs[2]];
+        if (!c.initializer || c.initializer->rank() != 1 || c.initializer->dim(0) != f) return b;  // not a per-output bias
+      }
+    }
+    const Linear l2 = linear_of(g, g.nodes[b.out]);
+    const int w2 = g.nodes[b.out].inputs[1];
+    if (l2.k != f || consumers[w2].size() != 1 || used_weights.count(w2)) return b;
+    b.ok = true;
+    return b;
+  };
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& n1 = g.nodes[i];
+    const Linear l1 = linear_of(g, n1);
+    if (!l1.ok || used_nodes.count(static_cast<int>(i)) || n1.outputs.empty()) continue;
+    // Q, K, V: the linear ops reading the same input with as many outputs.
+    std::vector<int> seeds = {static_cast<int>(i)};
+    for (size_t j = i + 1; j < g.nodes.size(); ++j) {
+      const Linear l = linear_of(g, g.nodes[j]);
+      if (l.ok && l.f == l1.f && g.nodes[j].inputs[0] == n1.inputs[0] && !used_nodes.count(static_cast<int>(j)))
+        seeds.push_back(static_cast<int>(j));
+    }
+    Block b = find_block(seeds, l1.f);
+    if (!b.ok && seeds.size() > 1) {
+      seeds = {static_cast<int>(i)};
+      b = find_block(seeds, l1.f);
+    }
+    if (!b.ok) continue;
+    const Node& m2 = g.nodes[b.out];
     const Linear l2 = linear_of(g, m2);
-    const int w1 = n1.inputs[1], w2 = m2.inputs[1];
-    int c1 = n1.op_type == "Gemm" && n1.inputs.size() > 2 ? n1.inputs[2] : -1;
-    if (c1 >= 0 && (!g.values[c1].initializer || g.values[c1].initializer->rank() != 1 || g.values[c1].initializer->dim(0) != l1.f))
-      escapes = true;  // a Gemm C that is not a per-output bias cannot be split
-    if (escapes || l2.k != l1.f || consumers[w1].size() != 1 || consumers[w2].size() != 1 || used_weights.count(w1) || used_weights.count(w2))
-      continue;
+    const bool attention = seeds.size() > 1 || !b.reshapes.empty();
+    const std::string kind = attention ? "attention block" : "MLP block";
     if (l1.f % tp != 0)
       return invalid_argument("--shard tp=" + std::to_string(tp) + ": " + n1.describe() + " has " + std::to_string(l1.f) +
-                              " outputs (the hidden size of its column/row parallel pair with " + m2.describe() + "), which " +
+                              " outputs (the hidden size of its column/row parallel pair with " + m2.describe() + ", " + kind + "), which " +
                               std::to_string(tp) + " does not divide");
-    const std::string pair = "pair " + std::to_string(report ? report->pairs + 1 : 0);
-    annotate(w1, Placement::split(l1.out_dim), "column parallel, " + n1.describe() + ", " + pair);
-    if (bias >= 0) annotate(bias, Placement::split(0), "bias of the column-parallel " + n1.describe());
-    if (c1 >= 0) annotate(c1, Placement::split(0), "bias C of the column-parallel " + n1.describe());
-    annotate(w2, Placement::split(l2.in_dim), "row parallel, " + m2.describe() + ", " + pair);
+    for (int r : b.reshapes) {  // the head count must split evenly: each rank takes whole heads
+      const Tensor& st = *g.values[g.nodes[r].inputs[1]].initializer;
+      const int64_t nc = st.numel();
+      auto at = [&](int64_t k) { return st.dtype() == DType::kInt64 ? st.data_as<int64_t>()[k] : static_cast<int64_t>(st.data_as<int32_t>()[k]); };
+      if (nc >= 2 && at(nc - 2) > 0 && at(nc - 1) > 0 && at(nc - 2) * at(nc - 1) == l1.f && at(nc - 2) % tp != 0)
+        return invalid_argument("--shard tp=" + std::to_string(tp) + ": " + g.nodes[r].describe() + " splits " + std::to_string(l1.f) + " into " +
+                                std::to_string(at(nc - 2)) + " heads, which " + std::to_string(tp) + " does not divide");
+    }
+    const std::string pair = kind + " " + std::to_string(report ? report->pairs + 1 : 0);
+    for (int sd : seeds) {
+      const Node& n = g.nodes[sd];
+      annotate(n.inputs[1], Placement::split(linear_of(g, n).out_dim), "column parallel, " + n.describe() + ", " + pair);
+      if (n.op_type == "Gemm" && n.inputs.size() > 2 && n.inputs[2] >= 0)
+        annotate(n.inputs[2], Placement::split(0), "bias C of the column-parallel " + n.describe());
+      used_nodes.insert(sd);
+      used_weights.insert(n.inputs[1]);
+    }
+    for (int bias : b.biases) annotate(bias, Placement::split(0), "bias of a column-parallel product, " + pair);
+    annotate(m2.inputs[1], Placement::split(l2.in_dim), "row parallel, " + m2.describe() + ", " + pair);
     // The second product: Partial(sum) (a Gemm's C is added after the all-reduce).
     annotate(m2.outputs[0], Placement::partial(), "the row-parallel product of " + m2.describe() + ": all-reduced before use");
     int c2 = m2.op_type == "Gemm" && m2.inputs.size() > 2 ? m2.inputs[2] : -1;
@@ -150,14 +208,17 @@ Status annotate_tensor_parallel(Model& model, int tp, ShardReport* report) {
           if (in != m2.outputs[0] && g.values[in].initializer && g.values[in].initializer->rank() == 1) c2 = in;
     }
     if (c2 >= 0 && g.values[c2].initializer) annotate(c2, Placement::broadcast(), "bias of the row-parallel " + m2.describe() + ": replicated");
-    used_nodes.insert(n2);
-    used_weights.insert(w1);
-    used_weights.insert(w2);
-    if (report) ++report->pairs;
+    used_nodes.insert(b.out);
+    used_weights.insert(m2.inputs[1]);
+    if (report) {
+      ++report->pairs;
+      if (attention) ++report->attention;
+    }
   }
   if (shardings.empty())
-    return invalid_argument("--shard tp=" + std::to_string(tp) + ": found no MLP block to cut (a MatMul/Gemm with a 2-D weight whose output "
-                            "reaches a second one only through elementwise ops)");
+    return invalid_argument("--shard tp=" + std::to_string(tp) + ": found no MLP or attention block to cut (a MatMul/Gemm with a 2-D "
+                            "weight, or Q/K/V ones reading one input, whose outputs reach a second one only through elementwise ops, "
+                            "head reshapes/transposes, softmax and their products)");
   DeviceMesh m;
   m.name = "tp";
   m.shape = {tp};

@@ -11,8 +11,16 @@
 //     second weight Split on its input dim,   the second product Partial(sum),
 //     its bias      Broadcast (added once, after the all-reduce).
 //
-// Attention blocks and vocab-parallel embeddings are not annotated yet. The training side
-// (train/tensor_parallel.h) derives the activations' placements and the collectives.
+//   Attention block: Q, K and V MatMul/Gemm reading one input (column parallel, each
+//   weight Split on its output dim, biases Split(0)), whose outputs reach the output
+//   projection (row parallel, as above) only through bias Adds, Reshapes into
+//   (heads, head size) and back, Transposes, scaling, Softmax and the two batched
+//   products: each rank takes heads/N whole heads. The head count must divide by N; the
+//   Reshape shape constants keep the global counts in the file, and the training side
+//   gives each rank a per-rank copy (train/tensor_parallel.h).
+//
+// Vocab-parallel embeddings (Gather on a [V, H] table) are not annotated yet. The training
+// side (train/tensor_parallel.h) derives the activations' placements and the collectives.
 #pragma once
 
 #include <string>
@@ -24,7 +32,8 @@
 namespace tessera {
 
 struct ShardReport {
-  int pairs = 0;                   // column/row parallel pairs annotated
+  int pairs = 0;                   // column/row parallel blocks annotated (MLP and attention)
+  int attention = 0;               // of which attention blocks
   std::vector<std::string> lines;  // one per annotated tensor: "fc1.w [8,16]: S(1)  (column parallel, MatMul 'fc1')"
 };
 

@@ -28,7 +28,8 @@ bool is_split(const Placement& p) { return p.kind == PlacementKind::kSplit; }
 // Places the nodes of the global graph one by one into the local graph, boxing inputs.
 class Placer {
  public:
-  Placer(Graph& g, int mesh_dim, std::vector<std::string>* report) : g_(g), mesh_dim_(mesh_dim), report_(report) {
+  Placer(Graph& g, int mesh_dim, int ranks, std::vector<std::string>* report)
+      : g_(g), mesh_dim_(mesh_dim), ranks_(ranks), report_(report) {
     pl_.resize(g.values.size());
     rank_.assign(g.values.size(), -1);
     for (size_t v = 0; v < g.values.size(); ++v) {
@@ -48,9 +49,18 @@ class Placer {
     bool all_b = true;
     for (int in : n.inputs)
       if (in >= 0 && pl_[in].kind != PlacementKind::kBroadcast) all_b = false;
-    if (all_b && !(mm && is_split(pl_[n.inputs[1]]))) return emit(std::move(n), Placement::broadcast());
+    if (all_b && !(mm && is_split(pl_[n.inputs[1]]))) {
+      int r = -1;
+      if (n.op_type == "Reshape" && n.inputs.size() > 1) r = reshape_rank(n.inputs[1]);
+      if (n.op_type == "Transpose" || n.op_type == "Softmax" || n.op_type == "LogSoftmax") r = rank_[n.inputs[0]];
+      return emit(std::move(n), Placement::broadcast(), r);
+    }
     if (mm) return place_matmul(std::move(n));
     if (n.domain.empty() && elementwise_ops().count(n.op_type)) return place_elementwise(std::move(n));
+    if (n.domain.empty() && n.op_type == "MatMul") return place_batched_matmul(std::move(n));
+    if (n.domain.empty() && n.op_type == "Transpose") return place_transpose(std::move(n));
+    if (n.domain.empty() && (n.op_type == "Softmax" || n.op_type == "LogSoftmax")) return place_softmax(std::move(n));
+    if (n.domain.empty() && n.op_type == "Reshape") return place_reshape(std::move(n));
     // Any other op: every input Broadcast.
     for (size_t k = 0; k < n.inputs.size(); ++k) TSR_RETURN_IF_ERROR(box(n, k, Placement::broadcast()));
     return emit(std::move(n), Placement::broadcast());
@@ -79,14 +89,23 @@ class Placer {
     }
   }
 
-  Status emit(Node n, Placement out) {
-    int r = -1;
-    for (int in : n.inputs)
-      if (in >= 0) r = std::max(r, rank_[in]);
+  Status emit(Node n, Placement out, int out_rank = -1) {
+    int r = out_rank;
+    const bool shape_kept = n.op_type == "LayerNormalization" || n.op_type == "Softmax" || n.op_type == "LogSoftmax" ||
+                            n.op_type == "Dropout" || n.op_type == "Cast" || n.op_type == "BatchNormalization";
+    const bool broadcasting = elementwise_ops().count(n.op_type) || n.op_type == "MatMul" || n.op_type == "Gemm";
+    if (r < 0 && shape_kept && !n.inputs.empty() && n.inputs[0] >= 0) r = rank_[n.inputs[0]];
+    if (r < 0 && broadcasting) {  // numpy broadcasting: the largest rank, when every rank is known
+      for (int in : n.inputs) {
+        if (in < 0) continue;
+        if (rank_[in] < 0) { r = -1; break; }
+        r = std::max(r, rank_[in]);
+      }
+    }
     for (int o : n.outputs)
       if (o >= 0) {
         pl_[o] = out;
-        if (rank_[o] < 0 && (elementwise_ops().count(n.op_type) || n.op_type == "MatMul" || n.op_type == "Gemm")) rank_[o] = r;
+        if (rank_[o] < 0) rank_[o] = r;
         if (out.kind != PlacementKind::kBroadcast) {  // the declared (global) shape is not the local one
           g_.values[o].has_shape = false;
           g_.values[o].shape.clear();
@@ -190,6 +209,83 @@ class Placer {
     return emit(std::move(n), Placement::broadcast());
   }
 
+  // Everything Broadcast: the fallback of the rules below.
+  Status all_broadcast(Node n, int out_rank = -1) {
+    for (size_t k = 0; k < n.inputs.size(); ++k) TSR_RETURN_IF_ERROR(box(n, k, Placement::broadcast()));
+    return emit(std::move(n), Placement::broadcast(), out_rank);
+  }
+
+  // Attention's Q K^T and P V: both operands split on the same batch dim (the heads).
+  Status place_batched_matmul(Node n) {
+    const Placement a = pl_[n.inputs[0]], b = pl_[n.inputs[1]];
+    if (is_split(a) && a == b && a.split_dim <= -3 && rank_[n.inputs[0]] == rank_[n.inputs[1]]) return emit(std::move(n), a);
+    return all_broadcast(std::move(n));
+  }
+
+  // Transpose-13: a split dim moves with the permutation.
+  Status place_transpose(Node n) {
+    const int in = n.inputs[0], r = rank_[in];
+    const Placement p = pl_[in];
+    std::vector<int64_t> perm = n.attr_ints("perm");
+    if (!is_split(p) || r < 0 || static_cast<int>(perm.size()) != r) return all_broadcast(std::move(n), r);
+    for (int j = 0; j < r; ++j)
+      if (perm[j] == r + p.split_dim) return emit(std::move(n), Placement::split(j - r), r);
+    return all_broadcast(std::move(n), r);
+  }
+
+  Status place_softmax(Node n) {
+    const int in = n.inputs[0], r = rank_[in];
+    const Placement p = pl_[in];
+    const int64_t axis = n.attr_i("axis", -1);
+    if (is_split(p) && r > 0 && (axis < 0 ? axis : axis - r) != p.split_dim) return emit(std::move(n), p, r);
+    return all_broadcast(std::move(n), r);
+  }
+
+  // Reshape-14 with a constant shape: a split last dim cut into (heads, head size), or a
+  // split heads dim merged back with the head size. The constant carries the global head
+  // count (or hidden size): the local graph gets a per-rank copy, divided by the ranks.
+  Status place_reshape(Node n) {
+    const int in = n.inputs[0], sv = n.inputs.size() > 1 ? n.inputs[1] : -1, r = rank_[in];
+    const Placement p = pl_[in];
+    if (!is_split(p) || sv < 0 || !g_.values[sv].initializer || r < 0) return all_broadcast(std::move(n), reshape_rank(sv));
+    const Tensor& st = *g_.values[sv].initializer;
+    std::vector<int64_t> c(static_cast<size_t>(st.numel()));
+    for (size_t i = 0; i < c.size(); ++i)
+      c[i] = st.dtype() == DType::kInt64 ? st.data_as<int64_t>()[i] : st.data_as<int32_t>()[i];
+    const int nc = static_cast<int>(c.size());
+    int at = -1, out_split = 0;
+    if (p.split_dim == -1 && nc == r + 1 && nc >= 2 && c[nc - 2] > 0 && c[nc - 1] > 0) { at = nc - 2; out_split = -2; }
+    if (p.split_dim == -2 && nc == r - 1 && nc >= 1 && c[nc - 1] > 0) { at = nc - 1; out_split = -1; }
+    if (at < 0) return all_broadcast(std::move(n), nc);
+    if (c[at] % ranks_ != 0)
+      return invalid_argument(n.describe() + ": the shape constant '" + g_.values[sv].name + "' has " + std::to_string(c[at]) +
+                              " at dim " + std::to_string(at) + " (heads or hidden size), which " + std::to_string(ranks_) + " ranks do not divide");
+    c[at] /= ranks_;
+    const std::string name = g_.values[sv].name + "/per_rank";
+    int local = g_.find_value(name);
+    if (local < 0) {
+      Tensor t = Tensor::allocate(DType::kInt64, {nc}).value();
+      for (int i = 0; i < nc; ++i) t.data_as<int64_t>()[i] = c[i];
+      Value v;
+      v.name = name;
+      v.dtype = DType::kInt64;
+      v.has_shape = true;
+      v.shape = {Dim{nc, ""}};
+      v.initializer = std::make_shared<const Tensor>(std::move(t));
+      local = g_.add_value(std::move(v));
+      grow();
+      rank_[local] = 1;
+      report_->push_back("Reshape shape '" + g_.values[sv].name + "' per rank for " + n.describe() + ": dim " + std::to_string(at) + " / " +
+                         std::to_string(ranks_));
+    }
+    n.inputs[1] = local;
+    return emit(std::move(n), Placement::split(out_split), nc);
+  }
+
+  int reshape_rank(int sv) const {
+    return sv >= 0 && g_.values[sv].initializer ? static_cast<int>(g_.values[sv].initializer->numel()) : -1;
+  }
+
   // Size of value v along dim d (negative, from the end): -1 unknown, 0 when v lacks it.
   int64_t size_at(int v, int d) const {
     const Value& val = g_.values[v];
@@ -225,7 +321,7 @@ class Placer {
   }
 
   Graph& g_;
-  int mesh_dim_;
+  int mesh_dim_, ranks_;
   std::vector<std::string>* report_;
   std::vector<Placement> pl_;
   std::vector<int> rank_;
@@ -303,7 +399,7 @@ Result<std::unique_ptr<TensorParallel>> TensorParallel::create(const Model& glob
   // Placements through the graph, boxing nodes where they disagree.
   std::vector<Node> nodes = std::move(g.nodes);
   g.nodes.clear();
-  Placer placer(g, dim, &t->report_);
+  Placer placer(g, dim, n, &t->report_);
   for (const auto& [name, d] : split_of) placer.set(g.find_value(name), Placement::split(d - static_cast<int>(g.values[g.find_value(name)].initializer->rank())));
   for (Node& node : nodes) TSR_RETURN_IF_ERROR(placer.place(std::move(node)));
   for (const auto& [name, p] : annotated) {

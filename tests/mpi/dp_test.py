@@ -109,16 +109,16 @@ def mpirun(args, np_):
     return [args.mpirun, "--allow-run-as-root", "--oversubscribe", "-np", str(np_)]
 
 
-def prepare(args, classes, rows=50, ffn=0, convert_extra=()):
+def prepare(args, classes, rows=50, ffn=0, convert_extra=(), build=None, x_dims=(8,)):
     work = args.work_dir
     os.makedirs(work, exist_ok=True)
     rng = np.random.default_rng(7)
-    model, w0 = build_model(rng, classes=classes, ffn=ffn)
+    model, w0 = (build or build_model)(rng, classes=classes, ffn=ffn)
     onnx.save(model, os.path.join(work, "m.onnx"))
     r = run([args.tessera, "convert", os.path.join(work, "m.onnx"), "-o", os.path.join(work, "m.tsr")] + list(convert_extra))
     if convert_extra:
         print(r.stdout.strip())
-    x = rng.normal(0, 1, (rows, 8)).astype(np.float32)
+    x = rng.normal(0, 1, (rows,) + tuple(x_dims)).astype(np.float32)
     y = rng.integers(0, classes, rows).astype(np.int64)
     np.savez(os.path.join(work, "train.npz"), x=x, y=y)
     np.savez(os.path.join(work, "val.npz"), x=x[:23], y=y[:23])

@@ -21,7 +21,11 @@ converted with `tessera convert --shard tp=N` (fc2 column parallel, fc_out row p
         - the output model runs with `tessera run` and matches the single-process model's
           output (1e-4);
         - both final models resumed in ONE process for 2 more steps end within 1e-5.
+  --model attention: build_attention_model (self-attention with 4 heads, then the MLP
+      pair): Q/K/V column parallel, the output projection row parallel, heads split over
+      ranks; two blocks, so twice the all-reduce volume, of rows x SEQ x HIDDEN elements.
   --case bad_input: `--shard tp=3` (32 % 3 != 0) fails naming the node and the size;
+      `--shard tp=8` on the attention model (16 = 4 heads x 4) fails naming the Reshape;
       `--parallel tp=2` on a model converted without --shard fails saying to convert with
       --shard tp=2; `--parallel tp=2` without mpirun names the -np to use.
 Prints a table row for the README. Exit 77 (skip) without onnx.
@@ -32,19 +36,60 @@ import sys
 import time
 
 import numpy as np
+from onnx import TensorProto, helper, numpy_helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from dp_test import chunks, mpirun, prepare, read_metrics, run, weights_of  # noqa: E402  (exits 77 without onnx)
 
 FFN, HIDDEN, BATCH, STEPS = 32, 16, 10, 5
+SEQ, HEADS, D_IN = 4, 4, 8
 
 
-def pair_theory(rows, tp, q):
-    """Bytes rank q of the tp group sends per step: two ring all-reduces of rows x HIDDEN."""
-    e = rows * HIDDEN
+def build_attention_model(rng, classes=4, ffn=FFN):
+    """x [N, SEQ, D_IN] -> fc_in + b_in -> LayerNorm -> self-attention (HEADS heads of
+    HIDDEN/HEADS: Q, K, V MatMul + bias, Reshape [0, 0, HEADS, hd], Transpose, Q K^T / sqrt(hd),
+    Softmax, P V, Transpose, Reshape [0, 0, HIDDEN], output projection + bias) -> residual ->
+    MLP (fc2 [HIDDEN, ffn] + b2, Relu, fc_out + b_out) -> residual -> mean over SEQ -> head."""
+    hd = HIDDEN // HEADS
+    shapes = {"w_in": (D_IN, HIDDEN), "b_in": (HIDDEN,), "ln_scale": (HIDDEN,), "ln_bias": (HIDDEN,),
+              "wq": (HIDDEN, HIDDEN), "bq": (HIDDEN,), "wk": (HIDDEN, HIDDEN), "bk": (HIDDEN,), "wv": (HIDDEN, HIDDEN),
+              "bv": (HIDDEN,), "wo": (HIDDEN, HIDDEN), "bo": (HIDDEN,), "w2": (HIDDEN, ffn), "b2": (ffn,),
+              "w_out": (ffn, HIDDEN), "b_out": (HIDDEN,), "w3": (HIDDEN, classes), "b3": (classes,)}
+    w = {k: (rng.normal(0, 0.4 if len(s) == 2 else 0.1, s) + (1 if k == "ln_scale" else 0)).astype(np.float32)
+         for k, s in shapes.items()}
+    consts = {"heads_shape": np.array([0, 0, HEADS, hd], np.int64), "merge_shape": np.array([0, 0, HIDDEN], np.int64),
+              "scale": np.array(1 / np.sqrt(hd), np.float32)}
+    n = helper.make_node
+    nodes = [n("MatMul", ["x", "w_in"], ["h0"], name="fc_in"), n("Add", ["h0", "b_in"], ["h"], name="fc_in_bias"),
+             n("LayerNormalization", ["h", "ln_scale", "ln_bias"], ["a"], name="ln", axis=-1, epsilon=1e-5)]
+    for p in "qkv":
+        nodes += [n("MatMul", ["a", "w" + p], [p + "0"], name=p + "_proj"), n("Add", [p + "0", "b" + p], [p], name=p + "_bias"),
+                  n("Reshape", [p, "heads_shape"], [p + "r"], name=p + "_heads"),
+                  n("Transpose", [p + "r"], [p + "t"], name=p + "_transpose", perm=[0, 2, 3, 1] if p == "k" else [0, 2, 1, 3])]
+    nodes += [n("MatMul", ["qt", "kt"], ["s0"], name="scores"), n("Mul", ["s0", "scale"], ["s"], name="scale"),
+              n("Softmax", ["s"], ["pr"], name="softmax", axis=-1), n("MatMul", ["pr", "vt"], ["c0"], name="context"),
+              n("Transpose", ["c0"], ["c1"], name="context_transpose", perm=[0, 2, 1, 3]),
+              n("Reshape", ["c1", "merge_shape"], ["c"], name="merge_heads"),
+              n("MatMul", ["c", "wo"], ["o0"], name="o_proj"), n("Add", ["o0", "bo"], ["o"], name="o_bias"),
+              n("Add", ["o", "h"], ["r1"], name="residual1"),
+              n("MatMul", ["r1", "w2"], ["f0"], name="fc2"), n("Add", ["f0", "b2"], ["f1"], name="fc2_bias"),
+              n("Relu", ["f1"], ["f2"], name="relu"), n("MatMul", ["f2", "w_out"], ["f3"], name="fc_out"),
+              n("Add", ["f3", "b_out"], ["f"], name="fc_out_bias"), n("Add", ["f", "r1"], ["r2"], name="residual2"),
+              n("ReduceMean", ["r2"], ["pooled"], name="pool", axes=[1], keepdims=0),
+              n("MatMul", ["pooled", "w3"], ["h3"], name="head"), n("Add", ["h3", "b3"], ["out"], name="head_bias")]
+    inits = [numpy_helper.from_array(v, k) for k, v in list(w.items()) + list(consts.items())]
+    g = helper.make_graph(nodes, "attention_block", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", SEQ, D_IN])],
+                          [helper.make_tensor_value_info("out", TensorProto.FLOAT, ["N", classes])], inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), w
+
+
+def block_theory(rows, tp, q, blocks, per_row):
+    """Bytes rank q of the tp group sends per step: per block two ring all-reduces of
+    rows x per_row float32 elements (forward output, backward input gradient)."""
+    e = rows * per_row
     c = chunks(e, tp)
     one = 4 * (2 * e - c[q] - c[(q + 1) % tp])
-    return 2 * one, 2 * (2 * (tp - 1) / tp * 4 * e)
+    return 2 * blocks * one, 2 * blocks * (2 * (tp - 1) / tp * 4 * e)
 
 
 def case_equiv(args):
@@ -53,11 +98,20 @@ def case_equiv(args):
     if os.path.exists(os.path.join(work, "m.tsr")):
         os.remove(os.path.join(work, "m.tsr"))
     fail = []
-    w0 = prepare(args, 4, ffn=FFN, convert_extra=["--shard", f"tp={tp}"])
+    attention = args.model == "attention"
+    if attention:
+        w0 = prepare(args, 4, ffn=FFN, convert_extra=["--shard", f"tp={tp}"], build=build_attention_model, x_dims=(SEQ, D_IN))
+        blocks, per_row = 2, SEQ * HIDDEN
+        want_report = ["2 column/row parallel pair(s) annotated (1 MLP, 1 attention)", "MatMul node 'q_proj'", "MatMul node 'k_proj'",
+                       "MatMul node 'v_proj'", "MatMul node 'o_proj'", "MatMul node 'fc2'", "MatMul node 'fc_out'"]
+    else:
+        w0 = prepare(args, 4, ffn=FFN, convert_extra=["--shard", f"tp={tp}"])
+        blocks, per_row = 1, HIDDEN
+        want_report = ["1 column/row parallel pair(s) annotated (1 MLP, 0 attention)", "MatMul node 'fc2'", "MatMul node 'fc_out'"]
     report = run([args.tessera, "convert", os.path.join(work, "m.onnx"), "-o", os.path.join(work, "m_check.tsr"),
                   "--shard", f"tp={tp}"]).stdout
-    if "1 column/row parallel pair(s)" not in report or "MatMul node 'fc2'" not in report or "MatMul node 'fc_out'" not in report:
-        fail.append(f"the --shard report does not name the fc2/fc_out pair:\n{report}")
+    if any(s not in report for s in want_report):
+        fail.append(f"the --shard report does not name {want_report}:\n{report}")
     common = ["--model", os.path.join(work, "m.tsr"), "--train", os.path.join(work, "train.npz"),
               "--val", os.path.join(work, "val.npz"), "--epochs", "1", "--batch-size", str(BATCH), "--max-steps", str(STEPS),
               "--optimizer", args.optimizer, "--lr", "0.05" if args.optimizer == "sgd" else "0.01", "--quiet"]
@@ -98,7 +152,7 @@ def case_equiv(args):
     for rank in range(dp * tp):
         d, q = divmod(rank, tp)
         rows = chunks(BATCH, dp)[d]
-        exact, f = pair_theory(rows, tp, q)
+        exact, f = block_theory(rows, tp, q, blocks, per_row)
         want.append(exact)
         formula.append(f)
     measured = mt[-1].get("tp_comm_bytes_per_rank") if mt else None
@@ -107,10 +161,10 @@ def case_equiv(args):
             fail.append(f"step {m['step']}: the run reports tp={m.get('tp')} dp={m.get('dp')}")
         if m.get("tp_comm_bytes_per_rank") != want:
             fail.append(f"step {m['step']}: tp bytes per rank {m.get('tp_comm_bytes_per_rank')} != ring volume computed here {want}")
-        divisible = all((chunks(BATCH, dp)[r // tp] * HIDDEN) % tp == 0 for r in range(dp * tp))
+        divisible = all((chunks(BATCH, dp)[r // tp] * per_row) % tp == 0 for r in range(dp * tp))
         if divisible and m.get("tp_comm_bytes_per_rank") != [int(f) for f in formula]:
             fail.append(f"step {m['step']}: tp bytes {m.get('tp_comm_bytes_per_rank')} != 2 x 2(T-1)/T x activation bytes {formula}")
-        if dp > 1:
+        if dp > 1 and not attention:
             grad_bytes = 4 * sum(v.size for v in w0.values())
             split = 4 * (w0["w2"].size + w0["b2"].size + w0["w_out"].size)
             local = grad_bytes - split + split // tp  # this rank's gradient bytes (tp divides the split sizes)
@@ -138,12 +192,12 @@ def case_equiv(args):
     resume_diff = max(float(np.abs(wrs[k] - wrt[k]).max()) for k in w0)
     if resume_diff > 1e-5:
         fail.append(f"resumed in one process, the tensor-parallel model ends {resume_diff:.3g} away from the single one")
-    print(f"| {len(mt)} | dp={dp},tp={tp} ({dp * tp} ranks) | {args.optimizer} | {diff:.2g} | {loss_diff:.2g} | "
+    print(f"| {len(mt)} | {args.model} | dp={dp},tp={tp} ({dp * tp} ranks) | {args.optimizer} | {diff:.2g} | {loss_diff:.2g} | "
           f"{measured} | {want} | {resume_diff:.2g} | {t1 - t0:.1f} s / {t2 - t1:.1f} s |")
     if fail:
         print("FAIL:\n  " + "\n  ".join(fail))
         return 1
-    print(f"ok: dp={dp},tp={tp} matches single-process training: max weight diff {diff:.3g}, loss diff {loss_diff:.3g}; "
+    print(f"ok: {args.model}, dp={dp},tp={tp} matches single-process training: max weight diff {diff:.3g}, loss diff {loss_diff:.3g}; "
           f"tp bytes per rank per step {measured} (theory {want})")
     return 0
 
@@ -158,6 +212,16 @@ def case_bad_input(args):
     print(f"[shard tp=3] exit {r.returncode}: {text.strip()[:300]}")
     if r.returncode == 0 or "MatMul node 'fc2'" not in text or "has 32 outputs" not in text or os.path.exists(os.path.join(work, "m3.tsr")):
         fail.append(f"--shard tp=3: expected a failure naming MatMul node 'fc2' and its 32 outputs, and no file:\n{text}")
+    # The attention model: 16 = 4 heads x 4; tp=8 divides 16 but not the 4 heads.
+    att = argparse.Namespace(**vars(args))
+    att.work_dir = os.path.join(work, "attention")
+    prepare(att, 4, ffn=FFN, build=build_attention_model, x_dims=(SEQ, D_IN))
+    r = run([args.tessera, "convert", os.path.join(att.work_dir, "m.onnx"), "-o", os.path.join(work, "m8.tsr"), "--shard", "tp=8"],
+            check=False)
+    text = r.stdout + r.stderr
+    print(f"[shard tp=8, attention] exit {r.returncode}: {text.strip()[:300]}")
+    if r.returncode == 0 or "Reshape node 'q_heads' splits 16 into 4 heads, which 8 does not divide" not in text:
+        fail.append(f"--shard tp=8 on 4 heads: expected a failure naming Reshape node 'q_heads':\n{text}")
     r = run([args.tessera, "convert", os.path.join(work, "m.onnx"), "-o", os.path.join(work, "mx.tsr"), "--shard", "tp=x"], check=False)
     if r.returncode == 0 or "--shard 'tp=x'" not in r.stdout + r.stderr:
         fail.append(f"--shard tp=x: expected a failure naming the flag:\n{r.stdout}{r.stderr}")
@@ -194,6 +258,7 @@ def main():
     ap.add_argument("--tp", type=int, default=2)
     ap.add_argument("--dp", type=int, default=1)
     ap.add_argument("--optimizer", default="sgd")
+    ap.add_argument("--model", default="mlp", choices=["mlp", "attention"])
     args = ap.parse_args()
     return case_equiv(args) if args.case == "equiv" else case_bad_input(args)
 
