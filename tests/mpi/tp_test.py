@@ -100,12 +100,12 @@ def case_equiv(args):
     fail = []
     attention = args.model == "attention"
     if attention:
-        w0 = prepare(args, 4, ffn=FFN, convert_extra=["--shard", f"tp={tp}"], build=build_attention_model, x_dims=(SEQ, D_IN))
+        w0 = prepare(args, 4, ffn=args.ffn, convert_extra=["--shard", f"tp={tp}"], build=build_attention_model, x_dims=(SEQ, D_IN))
         blocks, per_row = 2, SEQ * HIDDEN
         want_report = ["2 column/row parallel pair(s) annotated (1 MLP, 1 attention)", "MatMul node 'q_proj'", "MatMul node 'k_proj'",
                        "MatMul node 'v_proj'", "MatMul node 'o_proj'", "MatMul node 'fc2'", "MatMul node 'fc_out'"]
     else:
-        w0 = prepare(args, 4, ffn=FFN, convert_extra=["--shard", f"tp={tp}"])
+        w0 = prepare(args, 4, ffn=args.ffn, convert_extra=["--shard", f"tp={tp}"])
         blocks, per_row = 1, HIDDEN
         want_report = ["1 column/row parallel pair(s) annotated (1 MLP, 0 attention)", "MatMul node 'fc2'", "MatMul node 'fc_out'"]
     report = run([args.tessera, "convert", os.path.join(work, "m.onnx"), "-o", os.path.join(work, "m_check.tsr"),
@@ -265,6 +265,7 @@ def main():
     ap.add_argument("--dp", type=int, default=1)
     ap.add_argument("--optimizer", default="sgd")
     ap.add_argument("--model", default="mlp", choices=["mlp", "attention"])
+    ap.add_argument("--ffn", type=int, default=FFN, help="the MLP pair's hidden size")
     args = ap.parse_args()
     return case_equiv(args) if args.case == "equiv" else case_bad_input(args)
 
