@@ -215,6 +215,25 @@ Status annotate_tensor_parallel(Model& model, int tp, ShardReport* report) {
       if (attention) ++report->attention;
     }
   }
+  // Vocab-parallel embeddings: Gather(table [V, H] initializer, ids) on axis 0.
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& n = g.nodes[i];
+    if (!n.domain.empty() || n.op_type != "Gather" || n.inputs.size() < 2 || n.attr_i("axis", 0) != 0) continue;
+    const int t = n.inputs[0];
+    const Value& tv = g.values[t];
+    if (!tv.initializer || tv.initializer->rank() != 2 || (tv.initializer->dtype() != DType::kFloat32 && tv.initializer->dtype() != DType::kFloat64) || consumers[t].size() != 1 ||
+        used_weights.count(t) || outputs.count(n.outputs[0]))
+      continue;  // not a table, or one shared with another op (tied embeddings stay replicated)
+    const int64_t v = tv.initializer->dim(0);
+    if (v % tp != 0)
+      return invalid_argument("--shard tp=" + std::to_string(tp) + ": " + n.describe() + " reads an embedding table of " + std::to_string(v) +
+                              " rows (the vocabulary), which " + std::to_string(tp) + " does not divide");
+    const std::string what = "vocab-parallel embedding " + n.describe();
+    annotate(t, Placement::split(0), what);
+    annotate(n.outputs[0], Placement::partial(), what + ": ids outside this rank's rows give zeros, all-reduced before use");
+    used_weights.insert(t);
+    if (report) ++report->embeddings;
+  }
   if (shardings.empty())
     return invalid_argument("--shard tp=" + std::to_string(tp) + ": found no MLP or attention block to cut (a MatMul/Gemm with a 2-D "
                             "weight, or Q/K/V ones reading one input, whose outputs reach a second one only through elementwise ops, "

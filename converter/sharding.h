@@ -19,8 +19,12 @@
 //   Reshape shape constants keep the global counts in the file, and the training side
 //   gives each rank a per-rank copy (train/tensor_parallel.h).
 //
-// Vocab-parallel embeddings (Gather on a [V, H] table) are not annotated yet. The training
-// side (train/tensor_parallel.h) derives the activations' placements and the collectives.
+//   Embedding: a Gather (axis 0) of a [V, H] initializer table that nothing else reads
+//   becomes vocab-parallel: the table Split(0) (V must divide by N), the Gather's output
+//   Partial(sum) (each rank gives the rows of the ids it holds, zeros for the others).
+//
+// The training side (train/tensor_parallel.h) derives the activations' placements and the
+// collectives.
 #pragma once
 
 #include <string>
@@ -34,6 +38,7 @@ namespace tessera {
 struct ShardReport {
   int pairs = 0;                   // column/row parallel blocks annotated (MLP and attention)
   int attention = 0;               // of which attention blocks
+  int embeddings = 0;              // vocab-parallel embedding tables
   std::vector<std::string> lines;  // one per annotated tensor: "fc1.w [8,16]: S(1)  (column parallel, MatMul 'fc1')"
 };
 

@@ -333,6 +333,62 @@ Result<Tensor> all_gather_tensor(Communicator& c, const Tensor& x, int axis) {
 
 namespace {
 
+// ---- vocab-parallel embedding (Megatron-LM's VocabParallelEmbedding) ----
+
+// Rows [first, end) of the global table of `vocab` rows that this rank holds.
+std::pair<int64_t, int64_t> vocab_rows(const KernelArgs& a) {
+  Communicator& c = comm_of(a);
+  const int64_t vocab = a.node.attr_i("vocab", -1);
+  if (vocab < 1) throw KernelError("VocabParallelGather needs the global row count 'vocab'");
+  return split_rows(vocab, c.size(), c.rank());
+}
+
+// Global id (ONNX Gather-13: negative ids count from the end) of ids[i].
+int64_t global_id(const Tensor& ids, int64_t i, int64_t vocab) {
+  int64_t id = ids.dtype() == DType::kInt64 ? ids.data_as<int64_t>()[i] : ids.data_as<int32_t>()[i];
+  if (id < 0) id += vocab;
+  if (id < 0 || id >= vocab) throw KernelError("id " + std::to_string(id) + " outside the table of " + std::to_string(vocab) + " rows");
+  return id;
+}
+
+void k_vocab_gather(KernelArgs& a) {
+  const Tensor& table = a.x(0);
+  const Tensor& ids = a.x(1);
+  if (table.rank() != 2) throw KernelError("VocabParallelGather: the table must be [rows, H], got " + table.describe());
+  if (ids.dtype() != DType::kInt64 && ids.dtype() != DType::kInt32) throw KernelError("VocabParallelGather: ids must be int32/int64");
+  const auto [first, end] = vocab_rows(a);
+  if (table.dim(0) != end - first) throw KernelError("VocabParallelGather: the table slice has " + std::to_string(table.dim(0)) + " rows, expected " + std::to_string(end - first));
+  const int64_t h = table.dim(1), vocab = a.node.attr_i("vocab", -1);
+  const size_t es = dtype_size(table.dtype());
+  Shape os = ids.shape();
+  os.push_back(h);
+  Tensor y = alloc(table.dtype(), os);  // zeros: rows of ids other ranks hold
+  for (int64_t i = 0; i < ids.numel(); ++i) {
+    const int64_t id = global_id(ids, i, vocab);
+    if (id < first || id >= end) continue;
+    std::memcpy(static_cast<char*>(y.data()) + i * h * es, static_cast<const char*>(table.data()) + (id - first) * h * es, h * es);
+  }
+  a.out[0] = std::move(y);
+}
+
+// d table_local[r] = sum of dy rows whose id is first + r.
+void k_vocab_gather_grad(KernelArgs& a) {
+  const Tensor& dy = a.x(0);
+  const Tensor& ids = a.x(1);
+  const auto [first, end] = vocab_rows(a);
+  const int64_t h = dy.dim(static_cast<int64_t>(dy.rank()) - 1), vocab = a.node.attr_i("vocab", -1);
+  Tensor g = alloc(dy.dtype(), {end - first, h});
+  float_dispatch(dy.dtype(), a.node, [&](auto t) {
+    using T = decltype(t);
+    for (int64_t i = 0; i < ids.numel(); ++i) {
+      const int64_t id = global_id(ids, i, vocab);
+      if (id < first || id >= end) continue;
+      for (int64_t k = 0; k < h; ++k) g.data_as<T>()[(id - first) * h + k] += dy.data_as<T>()[i * h + k];
+    }
+  });
+  a.out[0] = std::move(g);
+}
+
 // ---- gradient rules: the transposes ----
 Status grad_all_reduce(GradContext& c) {
   c.set(0, c.onnx("Identity", {c.dy(0)}));
@@ -356,6 +412,13 @@ Status grad_all_to_all(GradContext& c) {
 
 std::string key(Collective c) { return std::string(kTrainDomain) + ":" + collective_op_type(c); }
 
+Status grad_vocab_gather(GradContext& c) {
+  if (c.wants(0))
+    c.set(0, c.add("VocabParallelGatherGrad", {c.dy(0), c.in(1)},
+                   {GradContext::attr_i("mesh_dim", c.node().attr_i("mesh_dim", 0)), GradContext::attr_i("vocab", c.node().attr_i("vocab", -1))}));
+  return Status::ok();
+}
+
 }  // namespace
 
 void register_collective_kernels(KernelTable& t) {
@@ -365,6 +428,8 @@ void register_collective_kernels(KernelTable& t) {
   t[key(Collective::kAllGather)] = k_all_gather;
   t[key(Collective::kReduceScatter)] = k_reduce_scatter;
   t[key(Collective::kAllToAll)] = k_all_to_all;
+  t[std::string(kTrainDomain) + ":VocabParallelGather"] = k_vocab_gather;
+  t[std::string(kTrainDomain) + ":VocabParallelGatherGrad"] = k_vocab_gather_grad;
 }
 
 void register_collective_grads(GradRuleTable& t) {
@@ -374,6 +439,7 @@ void register_collective_grads(GradRuleTable& t) {
   t[key(Collective::kSlice)] = grad_transposed<Collective::kAllGather>;
   t[key(Collective::kReduceScatter)] = grad_transposed<Collective::kAllGather>;
   t[key(Collective::kAllToAll)] = grad_all_to_all;
+  t[std::string(kTrainDomain) + ":VocabParallelGather"] = grad_vocab_gather;
 }
 
 }  // namespace tessera::train

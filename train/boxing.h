@@ -28,6 +28,13 @@
 //   ReduceScatter(d) <-> AllGather(d)
 //   AllToAll(i->j) <-> AllToAll(j->i)
 //
+// Vocab-parallel embedding (Megatron-LM's VocabParallelEmbedding, Shoeybi et al. 2019,
+// section 3): VocabParallelGather(table_local [V_r, H], ids int64/int32 [...]; mesh_dim,
+// vocab = V) gives [..., H] with the rows of the ids this rank's slice of the [V, H] table
+// holds (split_rows slices over the mesh dim's ranks) and zeros for the others: a
+// Partial(sum) value. Its gradient VocabParallelGatherGrad(dy, ids) scatter-adds dy's rows
+// into this rank's slice; ids get none. Ids outside [-V, V) fail naming the id.
+//
 // The nodes carry the attribute `mesh_dim` (int): the communicator they run on is the one
 // registered for that mesh dim in this process (set_mesh_communicator); split sizes follow
 // split_rows (the first size % parts slices one longer), the communicator's rank picks the

@@ -10,6 +10,7 @@
 
 #include "tessera/session.h"
 #include "train/boxing.h"
+#include "train/interpreter.h"
 
 namespace tessera::train {
 
@@ -58,6 +59,7 @@ class Placer {
     if (mm) return place_matmul(std::move(n));
     if (n.domain.empty() && elementwise_ops().count(n.op_type)) return place_elementwise(std::move(n));
     if (n.domain.empty() && n.op_type == "MatMul") return place_batched_matmul(std::move(n));
+    if (n.domain.empty() && n.op_type == "Gather") return place_gather(std::move(n));
     if (n.domain.empty() && n.op_type == "Transpose") return place_transpose(std::move(n));
     if (n.domain.empty() && (n.op_type == "Softmax" || n.op_type == "LogSoftmax")) return place_softmax(std::move(n));
     if (n.domain.empty() && n.op_type == "Reshape") return place_reshape(std::move(n));
@@ -213,6 +215,38 @@ class Placer {
   Status all_broadcast(Node n, int out_rank = -1) {
     for (size_t k = 0; k < n.inputs.size(); ++k) TSR_RETURN_IF_ERROR(box(n, k, Placement::broadcast()));
     return emit(std::move(n), Placement::broadcast(), out_rank);
+  }
+
+  // Vocab-parallel embedding: a table [V, H] split on its rows, gathered by replicated ids.
+  Status place_gather(Node n) {
+    const int table = n.inputs[0], ids = n.inputs.size() > 1 ? n.inputs[1] : -1;
+    const Value& tv = g_.values[table];
+    const bool vocab = tv.initializer && tv.initializer->rank() == 2 && pl_[table] == Placement::split(-2) && ids >= 0 &&
+                       pl_[ids].kind == PlacementKind::kBroadcast && n.attr_i("axis", 0) == 0;
+    if (!vocab) return all_broadcast(std::move(n));
+    auto it = global_rows_.find(tv.name);
+    if (it == global_rows_.end()) return internal_error(n.describe() + ": the global row count of '" + tv.name + "' is unknown");
+    n.op_type = "VocabParallelGather";
+    n.domain = kTrainOpDomain;
+    n.opset = 1;
+    n.attributes = {int_attr("mesh_dim", mesh_dim_), int_attr("vocab", it->second)};
+    report_->push_back(n.name + ": vocab-parallel Gather of '" + tv.name + "' (rows " + std::to_string(it->second) + " over " +
+                       std::to_string(ranks_) + " ranks, out-of-range ids give zeros: P(sum))");
+    const int r = ids >= 0 && rank_[ids] >= 0 ? rank_[ids] + 1 : -1;
+    return emit(std::move(n), Placement::partial(), r);
+  }
+
+ public:
+  /// Global row counts of split tables (for VocabParallelGather).
+  std::map<std::string, int64_t> global_rows_;
+
+ private:
+  static Attribute int_attr(const std::string& name, int64_t v) {
+    Attribute a;
+    a.name = name;
+    a.type = AttrType::kInt;
+    a.i = v;
+    return a;
   }
 
   // Attention's Q K^T and P V: both operands split on the same batch dim (the heads).
@@ -400,6 +434,8 @@ Result<std::unique_ptr<TensorParallel>> TensorParallel::create(const Model& glob
   std::vector<Node> nodes = std::move(g.nodes);
   g.nodes.clear();
   Placer placer(g, dim, n, &t->report_);
+  for (const auto& [name, d] : split_of)
+    if (d == 0) placer.global_rows_[name] = global.graph.values[global.graph.find_value(name)].initializer->dim(0);
   for (const auto& [name, d] : split_of) placer.set(g.find_value(name), Placement::split(d - static_cast<int>(g.values[g.find_value(name)].initializer->rank())));
   for (Node& node : nodes) TSR_RETURN_IF_ERROR(placer.place(std::move(node)));
   for (const auto& [name, p] : annotated) {

@@ -227,8 +227,8 @@ int cmd_convert(const std::string& in, const std::string& out, const ConvertOpti
               rep.nodes_in, rep.functions_expanded, rep.nodes_out, rep.constants_to_weights, rep.folded, rep.batchnorms_folded,
               rep.conv_affine_folded, rep.hardswish_fused, rep.gelu_fused, rep.dead_removed);
   if (!shard.empty()) {
-    std::printf("  --shard %s: %d column/row parallel pair(s) annotated (%d MLP, %d attention)\n", shard.c_str(), srep.pairs,
-                srep.pairs - srep.attention, srep.attention);
+    std::printf("  --shard %s: %d column/row parallel pair(s) annotated (%d MLP, %d attention), %d vocab-parallel embedding(s)\n",
+                shard.c_str(), srep.pairs, srep.pairs - srep.attention, srep.attention, srep.embeddings);
     for (const std::string& l : srep.lines) std::printf("    %s\n", l.c_str());
   }
   return 0;

@@ -24,13 +24,17 @@ converted with `tessera convert --shard tp=N` (fc2 column parallel, fc_out row p
   --model attention: build_attention_model (self-attention with 4 heads, then the MLP
       pair): Q/K/V column parallel, the output projection row parallel, heads split over
       ranks; two blocks, so twice the all-reduce volume, of rows x SEQ x HIDDEN elements.
+  --model embedding: the attention model with a vocab-parallel embedding table [10, 16] in
+      front (ids as floats, Cast to int64): one more all-reduce per step (its forward output).
   --case bad_input: `--shard tp=3` (32 % 3 != 0) fails naming the node and the size;
       `--shard tp=8` on the attention model (16 = 4 heads x 4) fails naming the Reshape;
+      `--shard tp=4` on the embedding model (a 10-row table) fails naming the Gather;
       `--parallel tp=2` on a model converted without --shard fails saying to convert with
       --shard tp=2; `--parallel tp=2` without mpirun names the -np to use.
 Prints a table row for the README. Exit 77 (skip) without onnx.
 """
 import argparse
+import functools
 import os
 import sys
 import time
@@ -42,26 +46,33 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from dp_test import chunks, mpirun, prepare, read_metrics, run, weights_of  # noqa: E402  (exits 77 without onnx)
 
 FFN, HIDDEN, BATCH, STEPS = 32, 16, 10, 5
-SEQ, HEADS, D_IN = 4, 4, 8
+SEQ, HEADS, D_IN, VOCAB = 4, 4, 8, 10
 
 
-def build_attention_model(rng, classes=4, ffn=FFN):
+def build_attention_model(rng, classes=4, ffn=FFN, vocab=0):
     """x [N, SEQ, D_IN] -> fc_in + b_in -> LayerNorm -> self-attention (HEADS heads of
     HIDDEN/HEADS: Q, K, V MatMul + bias, Reshape [0, 0, HEADS, hd], Transpose, Q K^T / sqrt(hd),
     Softmax, P V, Transpose, Reshape [0, 0, HIDDEN], output projection + bias) -> residual ->
-    MLP (fc2 [HIDDEN, ffn] + b2, Relu, fc_out + b_out) -> residual -> mean over SEQ -> head."""
+    MLP (fc2 [HIDDEN, ffn] + b2, Relu, fc_out + b_out) -> residual -> mean over SEQ -> head.
+    vocab > 0: the input is x [N, SEQ] of token ids held as floats (tessera-finetune feeds
+    float32), Cast to int64 and looked up in an embedding table [vocab, HIDDEN] instead of fc_in."""
     hd = HIDDEN // HEADS
     shapes = {"w_in": (D_IN, HIDDEN), "b_in": (HIDDEN,), "ln_scale": (HIDDEN,), "ln_bias": (HIDDEN,),
               "wq": (HIDDEN, HIDDEN), "bq": (HIDDEN,), "wk": (HIDDEN, HIDDEN), "bk": (HIDDEN,), "wv": (HIDDEN, HIDDEN),
               "bv": (HIDDEN,), "wo": (HIDDEN, HIDDEN), "bo": (HIDDEN,), "w2": (HIDDEN, ffn), "b2": (ffn,),
               "w_out": (ffn, HIDDEN), "b_out": (HIDDEN,), "w3": (HIDDEN, classes), "b3": (classes,)}
+    if vocab:
+        shapes = {"emb" if k == "w_in" else k: ((vocab, HIDDEN) if k == "w_in" else s) for k, s in shapes.items() if k != "b_in"}
     w = {k: (rng.normal(0, 0.4 if len(s) == 2 else 0.1, s) + (1 if k == "ln_scale" else 0)).astype(np.float32)
          for k, s in shapes.items()}
     consts = {"heads_shape": np.array([0, 0, HEADS, hd], np.int64), "merge_shape": np.array([0, 0, HIDDEN], np.int64),
               "scale": np.array(1 / np.sqrt(hd), np.float32)}
     n = helper.make_node
-    nodes = [n("MatMul", ["x", "w_in"], ["h0"], name="fc_in"), n("Add", ["h0", "b_in"], ["h"], name="fc_in_bias"),
-             n("LayerNormalization", ["h", "ln_scale", "ln_bias"], ["a"], name="ln", axis=-1, epsilon=1e-5)]
+    if vocab:
+        nodes = [n("Cast", ["x"], ["ids"], name="ids", to=TensorProto.INT64), n("Gather", ["emb", "ids"], ["h"], name="embedding")]
+    else:
+        nodes = [n("MatMul", ["x", "w_in"], ["h0"], name="fc_in"), n("Add", ["h0", "b_in"], ["h"], name="fc_in_bias")]
+    nodes += [n("LayerNormalization", ["h", "ln_scale", "ln_bias"], ["a"], name="ln", axis=-1, epsilon=1e-5)]
     for p in "qkv":
         nodes += [n("MatMul", ["a", "w" + p], [p + "0"], name=p + "_proj"), n("Add", [p + "0", "b" + p], [p], name=p + "_bias"),
                   n("Reshape", [p, "heads_shape"], [p + "r"], name=p + "_heads"),
@@ -78,18 +89,21 @@ def build_attention_model(rng, classes=4, ffn=FFN):
               n("ReduceMean", ["r2"], ["pooled"], name="pool", axes=[1], keepdims=0),
               n("MatMul", ["pooled", "w3"], ["h3"], name="head"), n("Add", ["h3", "b3"], ["out"], name="head_bias")]
     inits = [numpy_helper.from_array(v, k) for k, v in list(w.items()) + list(consts.items())]
-    g = helper.make_graph(nodes, "attention_block", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", SEQ, D_IN])],
+    x_shape = ["N", SEQ] if vocab else ["N", SEQ, D_IN]
+    g = helper.make_graph(nodes, "attention_block", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape)],
                           [helper.make_tensor_value_info("out", TensorProto.FLOAT, ["N", classes])], inits)
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), w
 
 
-def block_theory(rows, tp, q, blocks, per_row):
+def block_theory(rows, tp, q, blocks, per_row, embeddings=0):
     """Bytes rank q of the tp group sends per step: per block two ring all-reduces of
-    rows x per_row float32 elements (forward output, backward input gradient)."""
+    rows x per_row float32 elements (forward output, backward input gradient); per
+    vocab-parallel embedding one (its forward output; the ids have no gradient)."""
     e = rows * per_row
     c = chunks(e, tp)
     one = 4 * (2 * e - c[q] - c[(q + 1) % tp])
-    return 2 * blocks * one, 2 * blocks * (2 * (tp - 1) / tp * 4 * e)
+    n = 2 * blocks + embeddings
+    return n * one, n * (2 * (tp - 1) / tp * 4 * e)
 
 
 def case_equiv(args):
@@ -98,8 +112,20 @@ def case_equiv(args):
     if os.path.exists(os.path.join(work, "m.tsr")):
         os.remove(os.path.join(work, "m.tsr"))
     fail = []
-    attention = args.model == "attention"
-    if attention:
+    attention = args.model in ("attention", "embedding")
+    embeddings = 1 if args.model == "embedding" else 0
+    if embeddings:
+        w0 = prepare(args, 4, ffn=args.ffn, convert_extra=["--shard", f"tp={tp}"],
+                     build=functools.partial(build_attention_model, vocab=VOCAB), x_dims=(SEQ,))
+        for part in ("train", "val"):  # token ids, held as floats
+            path = os.path.join(work, part + ".npz")
+            d = dict(np.load(path))
+            d["x"] = (np.floor(np.abs(d["x"]) * 4) % VOCAB).astype(np.float32)
+            np.savez(path, **d)
+        blocks, per_row = 2, SEQ * HIDDEN
+        want_report = ["2 column/row parallel pair(s) annotated (1 MLP, 1 attention), 1 vocab-parallel embedding(s)",
+                       "emb [10,16]: S(0)  (vocab-parallel embedding Gather node 'embedding')", "MatMul node 'o_proj'"]
+    elif attention:
         w0 = prepare(args, 4, ffn=args.ffn, convert_extra=["--shard", f"tp={tp}"], build=build_attention_model, x_dims=(SEQ, D_IN))
         blocks, per_row = 2, SEQ * HIDDEN
         want_report = ["2 column/row parallel pair(s) annotated (1 MLP, 1 attention)", "MatMul node 'q_proj'", "MatMul node 'k_proj'",
@@ -158,7 +184,7 @@ def case_equiv(args):
     for rank in range(dp * tp):
         d, q = divmod(rank, tp)
         rows = chunks(BATCH, dp)[d]
-        exact, f = block_theory(rows, tp, q, blocks, per_row)
+        exact, f = block_theory(rows, tp, q, blocks, per_row, embeddings)
         want.append(exact)
         formula.append(f)
     measured = mt[-1].get("tp_comm_bytes_per_rank") if mt else None
@@ -228,6 +254,16 @@ def case_bad_input(args):
     print(f"[shard tp=8, attention] exit {r.returncode}: {text.strip()[:300]}")
     if r.returncode == 0 or "Reshape node 'q_heads' splits 16 into 4 heads, which 8 does not divide" not in text:
         fail.append(f"--shard tp=8 on 4 heads: expected a failure naming Reshape node 'q_heads':\n{text}")
+    # The embedding model: 4 divides 16, 4 heads and 32, not the 10 rows of the table.
+    emb = argparse.Namespace(**vars(args))
+    emb.work_dir = os.path.join(work, "embedding")
+    prepare(emb, 4, ffn=FFN, build=functools.partial(build_attention_model, vocab=VOCAB), x_dims=(SEQ,))
+    r = run([args.tessera, "convert", os.path.join(emb.work_dir, "m.onnx"), "-o", os.path.join(work, "m4.tsr"), "--shard", "tp=4"],
+            check=False)
+    text = r.stdout + r.stderr
+    print(f"[shard tp=4, embedding] exit {r.returncode}: {text.strip()[:300]}")
+    if r.returncode == 0 or "Gather node 'embedding' reads an embedding table of 10 rows" not in text:
+        fail.append(f"--shard tp=4 on a 10-row table: expected a failure naming Gather node 'embedding':\n{text}")
     r = run([args.tessera, "convert", os.path.join(work, "m.onnx"), "-o", os.path.join(work, "mx.tsr"), "--shard", "tp=x"], check=False)
     if r.returncode == 0 or "--shard 'tp=x'" not in r.stdout + r.stderr:
         fail.append(f"--shard tp=x: expected a failure naming the flag:\n{r.stdout}{r.stderr}")
@@ -264,7 +300,7 @@ def main():
     ap.add_argument("--tp", type=int, default=2)
     ap.add_argument("--dp", type=int, default=1)
     ap.add_argument("--optimizer", default="sgd")
-    ap.add_argument("--model", default="mlp", choices=["mlp", "attention"])
+    ap.add_argument("--model", default="mlp", choices=["mlp", "attention", "embedding"])
     ap.add_argument("--ffn", type=int, default=FFN, help="the MLP pair's hidden size")
     args = ap.parse_args()
     return case_equiv(args) if args.case == "equiv" else case_bad_input(args)
