@@ -259,5 +259,54 @@ TEST_F(BoxingNumerics, AllToAllAndItsTransposeAllToAll) {
   expect_near_rel(sum_ranks(dot(r.y, w)), sum_ranks(dot(x, r.dx)), "sum_r <y_r, w_r> = sum_r <x_r, dx_r>");
 }
 
+// Vocab-parallel embedding: table [7, 3] split on its rows (uneven), ids [5] replicated
+// (one negative, counted from the end): the sum over ranks of the outputs is the global
+// Gather; the gradient passes the dot-product test with Split and Partial pairings.
+TEST_F(BoxingNumerics, VocabParallelGatherAndItsScatterAddGradient) {
+  const int64_t vocab = 7, h = 3;
+  auto [v0, v1] = split_rows(vocab, n_, me_);
+  Tensor table = make(-1, 0, v1 - v0, h, v0, 0);
+  Tensor ids = Tensor::allocate(DType::kInt64, {5}).value();
+  const int64_t idv[5] = {0, 6, 3, -1, 3};
+  for (int i = 0; i < 5; ++i) ids.data_as<int64_t>()[i] = idv[i];
+  Graph g;
+  Value tv;
+  tv.name = "table";
+  tv.dtype = DType::kFloat64;
+  g.inputs.push_back(g.add_value(tv));
+  Value iv;
+  iv.name = "ids";
+  iv.dtype = DType::kInt64;
+  g.inputs.push_back(g.add_value(iv));
+  Node n;
+  n.op_type = "VocabParallelGather";
+  n.domain = kTrainOpDomain;
+  n.name = "embedding";
+  n.inputs = {0, 1};
+  n.attributes = {ia("mesh_dim", 0), ia("vocab", vocab)};
+  Value yv;
+  yv.name = "y";
+  yv.dtype = DType::kFloat64;
+  n.outputs = {g.add_value(yv)};
+  g.nodes.push_back(n);
+  g.outputs = {n.outputs[0]};
+  auto info = append_backward(g, "y", {"table"});
+  ASSERT_TRUE(info.is_ok()) << info.status().message();
+  auto it = Interpreter::create(std::make_shared<Graph>(g), {"y", info->grads[0]});
+  ASSERT_TRUE(it.is_ok()) << it.status().message();
+  Tensor w = make(-1, 1, 5, h);  // the cotangent of a Partial value: Broadcast
+  auto out = (*it)->run({{"table", table}, {"ids", ids}, {info->seed, w}});
+  ASSERT_TRUE(out.is_ok()) << out.status().message();
+  const Tensor& y = (*out)[0];
+  Tensor sum = y.clone().value();
+  ASSERT_TRUE(g_world->all_reduce(sum.data(), sum.data(), sum.numel(), DType::kFloat64, ReduceOp::kSum).is_ok());
+  Tensor full = make(-1, 0, vocab, h);
+  Tensor want = Tensor::allocate(DType::kFloat64, {5, h}).value();
+  for (int i = 0; i < 5; ++i)
+    for (int64_t k = 0; k < h; ++k) want.data_as<double>()[i * h + k] = full.data_as<double>()[((idv[i] + vocab) % vocab) * h + k];
+  expect_equal(sum, want, "sum over ranks of VocabParallelGather = Gather of the whole table");
+  expect_near_rel(sum_ranks(dot(y, w)), sum_ranks(dot(table, (*out)[1])), "sum_r <y_r, w> = sum_r <T_r, dT_r>");
+}
+
 }  // namespace
 }  // namespace tessera::train
