@@ -178,7 +178,8 @@ TEST(Fusion, ConvAddActivationEveryActivationEveryPath) {
   struct Shape_ {
     int64_t c, m, hw, k, group;
   } shapes[] = {{5, 16, 9, 3, 1},  {8, 20, 7, 1, 1}, {12, 12, 11, 3, 12}, {6, 33, 5, 3, 3}, {8, 40, 4, 3, 1},
-                {16, 24, 17, 3, 1}};  // the last: Winograd on AVX-512 (16+ channels, 16+ tiles)
+                {16, 24, 17, 3, 1},   // Winograd on AVX-512 (16+ channels, 16+ tiles)
+                {6, 6, 37, 3, 6}};    // depthwise over three 16-column blocks
   for (const auto& sh : shapes)
     for (const char* act : acts)
       for (bool add : {false, true}) {

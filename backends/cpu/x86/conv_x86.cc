@@ -40,6 +40,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <vector>
 
@@ -47,6 +48,8 @@
 #include "backends/cpu/ref/nd_index.h"
 #include "backends/cpu/thread_pool.h"
 #include "backends/cpu/x86/conv_winograd.h"
+#include "backends/cpu/x86/depthwise_x86.h"
+#include "backends/cpu/x86/isa_x86.h"
 #include "backends/cpu/x86/fused_tail.h"
 #include "backends/cpu/x86/v16.h"
 #include "backends/cpu/x86/sgemm.h"
@@ -350,6 +353,12 @@ class ConvKernel final : public Kernel {
   // column is inside X (valid_range), computed once at compile time.
   std::vector<int64_t> tap_lo, tap_hi;
   int64_t flat_offset = 0;             // depthwise stride 1: floats from the plane to the flat output run, or 0
+  // Depthwise on AVX-512 (depthwise_x86.h): the plane read in place with masked loads; the
+  // clamp of a fused Relu/Clip in registers (dw_lo/dw_hi), other activations and an affine
+  // map applied after the plane (dw_post_act).
+  bool dw_avx512 = false, dw_post_act = false;
+  cpu::DepthwisePlan dw_plan;
+  float dw_lo = 0, dw_hi = 0;
   bool pointwise = false;   // X is the col matrix
   bool per_thread = false;  // whole tiles per thread
   // Narrow outputs (fewer output positions than the micro-kernel's NR): the product is
@@ -384,6 +393,14 @@ class ConvKernel final : public Kernel {
             const int64_t n = p / m_out, m = p % m_out;
             float* yp = y + p * out_size;
             const float* zp = z ? z + p * out_size : nullptr;
+            if (dw_avx512) {
+#if defined(__x86_64__) || defined(_M_X64)
+              const float* xp = x + (n * c_in + m / mg) * in_size;  // cg == 1: input channel m / mg
+              cpu::depthwise_plane_avx512(dw_plan, xp, w + m * k_size, b ? b[m] : 0.f, zp, yp, dw_lo, dw_hi);
+              if (dw_post_act) act.apply(yp, out_size);
+#endif
+              continue;
+            }
             if (depthwise) {
               const float* xp = x + (n * c_in + m / mg) * in_size;  // cg == 1: input channel m / mg
               depthwise_plane(xp, w + m * k_size, b ? b[m] : 0.f, zp, yp, padded,
@@ -685,6 +702,25 @@ Result<std::unique_ptr<Kernel>> make_Conv_gemm(const CompileContext& ctx) {
                                                        round_up(kern->pad_cols, kDwBlock) + kDwBlock) * sizeof(float));
       }
       kern->scratch = kern->slot_bytes * static_cast<size_t>(threads);
+#if defined(__x86_64__) || defined(_M_X64)
+      cpu::DepthwiseGeometry dg;
+      dg.ih = g.in[0], dg.iw = g.in[1], dg.oh = g.out[0], dg.ow = g.out[1], dg.kh = g.kernel[0], dg.kw = g.kernel[1];
+      dg.sh = g.strides[0], dg.sw = g.strides[1], dg.dh = g.dilations[0], dg.dw = g.dilations[1];
+      dg.ph = g.pads_begin[0], dg.pw = g.pads_begin[1];
+      if (x86::best_isa() == x86::Isa::kAvx512 && cpu::depthwise_avx512_supported(dg)) {
+        using Kind = FusedActivation::Kind;
+        const FusedActivation& a = kern->act;
+        const float inf = std::numeric_limits<float>::infinity();
+        kern->dw_avx512 = true;
+        kern->dw_plan = cpu::make_depthwise_plan(dg);
+        kern->dw_lo = -inf;
+        kern->dw_hi = inf;
+        if (!a.has_affine() && a.kind == Kind::kRelu) kern->dw_lo = 0.f;
+        else if (!a.has_affine() && a.kind == Kind::kClip) kern->dw_lo = a.alpha, kern->dw_hi = a.beta;
+        else kern->dw_post_act = a.kind != Kind::kNone || a.has_affine();
+        kern->scratch = 0;
+      }
+#endif
     }
     return std::unique_ptr<Kernel>(std::move(kern));
   }

@@ -1,0 +1,117 @@
+// Depthwise 2-D convolution of one plane with AVX-512 masked loads and stores (see
+// depthwise_x86.h); compiled with this ISA's flags (CMakeLists.txt), called only when the
+// CPU has it.
+//
+// Each output row is cut into blocks of 16 columns, one zmm register each; four output
+// rows are computed together (four independent FMA chains). A tap's 16 (stride 1) or 32
+// (stride 2, then the even lanes) input floats are read with a masked load whose mask
+// holds the lanes inside the input row: masked-off lanes read zero and do not touch
+// memory (AVX-512 suppresses faults on them), so the zero padding costs nothing and the
+// input plane is read in place, with no padded copy. Input rows outside the plane are
+// skipped. Bias, the fused residual and a Relu/Clip clamp are applied in registers, and the
+// block is stored with a masked store straight into the output.
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+
+#include "backends/cpu/x86/depthwise_x86.h"
+
+namespace tessera::cpu {
+
+namespace {
+
+constexpr int kRows = 4;  // output rows per pass
+
+// Lanes [lo, hi) of a 16- or 32-lane mask (empty when hi <= lo).
+inline uint32_t lane_range(int64_t lo, int64_t hi, int lanes) {
+  lo = std::max<int64_t>(lo, 0);
+  hi = std::min<int64_t>(hi, lanes);
+  if (hi <= lo) return 0;
+  const uint64_t upto_hi = hi >= 64 ? ~0ull : (1ull << hi) - 1, upto_lo = (1ull << lo) - 1;
+  return static_cast<uint32_t>(upto_hi & ~upto_lo);
+}
+
+}  // namespace
+
+DepthwisePlan make_depthwise_plan(const DepthwiseGeometry& g) {
+  DepthwisePlan p;
+  p.g = g;
+  p.blocks = (g.ow + 15) / 16;
+  const int64_t s = g.sw;
+  for (int64_t b = 0; b < p.blocks; ++b) {
+    const int64_t n = std::min<int64_t>(16, g.ow - b * 16);
+    p.store_mask.push_back(static_cast<uint16_t>(lane_range(0, n, 16)));
+    for (int64_t kw = 0; kw < g.kw; ++kw) {
+      const int64_t c = b * 16 * s + kw * g.dw - g.pw;
+      p.base.push_back(c);
+      // Lane e reads column c + e: inside the row, and (stride 2) an even lane below 2n.
+      p.mask.push_back(lane_range(-c, std::min(g.iw - c, s == 1 ? n : 2 * n - 1), static_cast<int>(16 * s)));
+    }
+  }
+  return p;
+}
+
+namespace {
+
+template <int S>
+void plane(const DepthwisePlan& p, const float* xp, const float* wp, float bias, const float* zp, float* yp, float lo,
+           float hi) {
+  const DepthwiseGeometry& g = p.g;
+  const int64_t taps = g.kh * g.kw;
+  __m512 w[kDepthwiseAvx512MaxTaps];
+  for (int64_t t = 0; t < taps; ++t) w[t] = _mm512_set1_ps(wp[t]);
+  const __m512 vb = _mm512_set1_ps(bias), vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
+  const bool clamp = lo != -std::numeric_limits<float>::infinity() || hi != std::numeric_limits<float>::infinity();
+  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const int64_t blocks = p.blocks;
+  const int64_t* base = p.base.data();
+  const uint32_t* mask = p.mask.data();
+  const uint16_t* store_mask = p.store_mask.data();
+  for (int64_t oy0 = 0; oy0 < g.oh; oy0 += kRows) {
+    const int rows = static_cast<int>(std::min<int64_t>(kRows, g.oh - oy0));
+    for (int64_t b = 0; b < blocks; ++b) {
+      __m512 acc[kRows];
+      for (int r = 0; r < kRows; ++r) acc[r] = vb;
+      for (int64_t kh = 0; kh < g.kh; ++kh) {
+        for (int r = 0; r < rows; ++r) {
+          const int64_t iy = (oy0 + r) * g.sh + kh * g.dh - g.ph;
+          if (iy < 0 || iy >= g.ih) continue;
+          const float* row = xp + iy * g.iw;
+          for (int64_t kw = 0; kw < g.kw; ++kw) {
+            const int64_t c = base[b * g.kw + kw];
+            const uint32_t m = mask[b * g.kw + kw];
+            __m512 x;
+            if (S == 1) {
+              x = _mm512_maskz_loadu_ps(static_cast<__mmask16>(m), row + c);
+            } else {
+              const __m512 x0 = _mm512_maskz_loadu_ps(static_cast<__mmask16>(m), row + c);
+              const __m512 x1 = _mm512_maskz_loadu_ps(static_cast<__mmask16>(m >> 16), row + c + 16);
+              x = _mm512_permutex2var_ps(x0, even, x1);
+            }
+            acc[r] = _mm512_fmadd_ps(w[kh * g.kw + kw], x, acc[r]);
+          }
+        }
+      }
+      for (int r = 0; r < rows; ++r) {
+        float* out = yp + (oy0 + r) * g.ow + b * 16;
+        __m512 v = acc[r];
+        if (zp) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(store_mask[b], zp + (oy0 + r) * g.ow + b * 16));
+        // max(lo, v) then min(hi, .): a NaN v stays NaN (MAXPS/MINPS return the second operand).
+        if (clamp) v = _mm512_min_ps(vhi, _mm512_max_ps(vlo, v));
+        _mm512_mask_storeu_ps(out, store_mask[b], v);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void depthwise_plane_avx512(const DepthwisePlan& p, const float* xp, const float* wp, float bias, const float* zp,
+                            float* yp, float lo, float hi) {
+  if (p.g.sw == 1) plane<1>(p, xp, wp, bias, zp, yp, lo, hi);
+  else plane<2>(p, xp, wp, bias, zp, yp, lo, hi);
+}
+
+}  // namespace tessera::cpu
