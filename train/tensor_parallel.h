@@ -5,7 +5,12 @@
 //     (split_rows sizes along d), as do their optimizer states in a checkpoint;
 //   - placements (SBP) propagate through the graph node by node (Megatron-LM's rules,
 //     Shoeybi et al. 2019, section 3: X[B] x W[S(col)] -> S(col); X[S(last)] x W[S(row)]
-//     -> Partial(sum); elementwise ops keep a Split; any other op needs Broadcast inputs),
+//     -> Partial(sum); elementwise ops keep a Split; attention: a Reshape of a split
+//     hidden dim into (heads, head size) splits the heads (its shape constant gets a
+//     per-rank copy with heads / N, and back), Transpose moves the split dim, Softmax on
+//     another axis and the batched products Q K^T, P V of two head-split operands keep
+//     it; a Gather of a row-split table [V, H] by replicated ids becomes
+//     VocabParallelGather, Partial(sum); any other op needs Broadcast inputs),
 //     and where a consumer needs another placement than its producer made, the boxing
 //     collective (train/boxing.h) is inserted as a node, the communicator of the tensor
 //     dim running it. A Broadcast value read by a rank-local op whose output is Split or
@@ -37,7 +42,8 @@ class TensorParallel {
   /// tensor-parallel annotations ("convert it with tessera convert --shard tp=N"), a mesh
   /// whose tensor dim is not tp.size(), a weight split on another mesh dim, a value whose
   /// annotated Partial placement the propagation does not reproduce (naming it), an
-  /// unsupported boxing.
+  /// unsupported boxing, a head count or hidden size in a Reshape constant that N does
+  /// not divide (naming the node).
   static Result<std::unique_ptr<TensorParallel>> create(const Model& global, Communicator& tp, Communicator& ctrl);
   ~TensorParallel();
 
