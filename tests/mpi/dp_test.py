@@ -54,8 +54,8 @@ def run(cmd, check=True, timeout=300):
 
 def build_model(rng, d_in=8, hidden=16, classes=4, ffn=0):
     """ffn > 0 (tests/mpi/tp_test.py): the Gelu sits inside an MLP pair, LayerNorm -> fc2
-    [hidden, ffn] + b2 -> Gelu -> fc_out [ffn, hidden] + b_out, whose hidden size ffn is what
-    --shard tp=N cuts."""
+    [hidden, ffn] + b2 -> Gelu -> fc_out [ffn, hidden] + b_out -> residual, whose hidden
+    size ffn is what --shard tp=N cuts."""
     w = {"w1": rng.normal(0, 0.4, (d_in, hidden)), "b1": rng.normal(0, 0.1, hidden),
          "ln_scale": 1 + rng.normal(0, 0.1, hidden), "ln_bias": rng.normal(0, 0.1, hidden),
          "w2": rng.normal(0, 0.3, (hidden, hidden)), "b2": rng.normal(0, 0.1, hidden),
@@ -67,21 +67,24 @@ def build_model(rng, d_in=8, hidden=16, classes=4, ffn=0):
     consts = {"half": np.array(0.5, np.float32), "one": np.array(1.0, np.float32),
               "sqrt2": np.array(np.sqrt(2.0), np.float32)}
     n = helper.make_node
-    gin = "h2b" if ffn else "ln"
     nodes = [n("MatMul", ["x", "w1"], ["h1"], name="fc1"), n("Add", ["h1", "b1"], ["h1b"], name="fc1_bias"),
-             n("LayerNormalization", ["h1b", "ln_scale", "ln_bias"], ["ln"], name="ln", axis=-1, epsilon=1e-5)]
-    if ffn:
-        nodes += [n("MatMul", ["ln", "w2"], ["h2"], name="fc2"), n("Add", ["h2", "b2"], ["h2b"], name="fc2_bias")]
-    # Gelu(x) = 0.5 x (1 + erf(x / sqrt(2)))
-    nodes += [n("Div", [gin, "sqrt2"], ["g0"], name="gelu_div"), n("Erf", ["g0"], ["g1"], name="gelu_erf"),
-              n("Add", ["g1", "one"], ["g2"], name="gelu_add"), n("Mul", [gin, "g2"], ["g3"], name="gelu_mul"),
-              n("Mul", ["g3", "half"], ["gelu"], name="gelu_half")]
-    if ffn:
-        nodes += [n("MatMul", ["gelu", "w_out"], ["h_out"], name="fc_out"), n("Add", ["h_out", "b_out"], ["h2b_"], name="fc_out_bias")]
-    else:
-        nodes += [n("MatMul", ["gelu", "w2"], ["h2"], name="fc2"), n("Add", ["h2", "b2"], ["h2b_"], name="fc2_bias")]
-    nodes += [n("Add", ["h2b_", "h1b"], ["res"], name="residual"),
+             n("LayerNormalization", ["h1b", "ln_scale", "ln_bias"], ["ln"], name="ln", axis=-1, epsilon=1e-5),
+             # Gelu(x) = 0.5 x (1 + erf(x / sqrt(2)))
+             n("Div", ["ln", "sqrt2"], ["g0"], name="gelu_div"), n("Erf", ["g0"], ["g1"], name="gelu_erf"),
+             n("Add", ["g1", "one"], ["g2"], name="gelu_add"), n("Mul", ["ln", "g2"], ["g3"], name="gelu_mul"),
+             n("Mul", ["g3", "half"], ["gelu"], name="gelu_half"),
+             n("MatMul", ["gelu", "w2"], ["h2"], name="fc2"), n("Add", ["h2", "b2"], ["h2b"], name="fc2_bias"),
+             n("Add", ["h2b", "h1b"], ["res"], name="residual"),
              n("MatMul", ["res", "w3"], ["h3"], name="head"), n("Add", ["h3", "b3"], ["out"], name="head_bias")]
+    if ffn:  # fc2 becomes fc_out [ffn, hidden]; a new fc2 [hidden, ffn] + b2 feeds the Gelu
+        for m in nodes:
+            if m.name.startswith("gelu_"):
+                m.input[:] = ["f1" if i == "ln" else i for i in m.input]
+            if m.name == "fc2":
+                m.name, m.input[1], m.output[0] = "fc_out", "w_out", "h_out"
+            if m.name == "fc2_bias":
+                m.name, m.input[0], m.input[1] = "fc_out_bias", "h_out", "b_out"
+        nodes[3:3] = [n("MatMul", ["ln", "w2"], ["f0"], name="fc2"), n("Add", ["f0", "b2"], ["f1"], name="fc2_bias")]
     inits = [numpy_helper.from_array(v, k) for k, v in list(w.items()) + list(consts.items())]
     g = helper.make_graph(nodes, "block", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", d_in])],
                           [helper.make_tensor_value_info("out", TensorProto.FLOAT, ["N", classes])], inits)
