@@ -465,7 +465,7 @@ Result<double> TensorParallel::clip_grad_global_norm(std::vector<Tensor>& grads,
     for (int64_t k = 0; k < g.numel(); ++k) s += static_cast<double>(g.data_as<float>()[k]) * g.data_as<float>()[k];
     ss[is_split(params[i].name) ? 0 : 1] += s;
   }
-  TSR_RETURN_IF_ERROR(ctrl_->all_reduce(ss, ss, 1, DType::kFloat64, ReduceOp::kSum));
+  TSR_RETURN_IF_ERROR(ctrl_->all_reduce(ss, ss, 1, DType::kFloat64, ReduceOp::kSum));  // ss[0] only
   const double norm = std::sqrt(ss[0] + ss[1]);
   if (max_norm > 0 && norm > max_norm) {
     const double s = max_norm / (norm + 1e-6);  // as train/optim.cc clip_grad_global_norm

@@ -31,7 +31,7 @@ converted with `tessera convert --shard tp=N` (fc2 column parallel, fc_out row p
       `--shard tp=8` on the attention model (16 = 4 heads x 4) fails naming the Reshape;
       `--shard tp=4` on the embedding model (a 10-row table) fails naming the Gather;
       `--parallel tp=2` on a model converted without --shard fails saying to convert with
-      --shard tp=2; `--parallel tp=2` without mpirun names the -np to use.
+      --shard tp=2; `--parallel tp=4` on a model annotated for tp=2 says so; `--parallel tp=2` without mpirun names the -np to use.
 Prints a table row for the README. Exit 77 (skip) without onnx.
 """
 import argparse
@@ -279,7 +279,13 @@ def case_bad_input(args):
                 "--val", os.path.join(work, "val.npz"), "--epochs", "1", "--batch-size", "10", "--quiet",
                 "--out", os.path.join(work, "o.tsr"), "--comm-timeout", "10"] + extra
 
+    run([args.tessera, "convert", os.path.join(work, "m.onnx"), "-o", os.path.join(work, "m_tp2.tsr"), "--shard", "tp=2"])
+
+    def ft2(extra):  # the model annotated for tp=2
+        return [c if not c.endswith("m.tsr") else os.path.join(work, "m_tp2.tsr") for c in ft(extra)]
+
     cases = [("unannotated", mpirun(args, 2) + ft(["--parallel", "tp=2"]), "convert it with `tessera convert MODEL.onnx -o OUT.tsr --shard tp=2`"),
+             ("other tp", mpirun(args, 4) + ft2(["--parallel", "tp=4"]), "the model was annotated for tp=2 (mesh 'tp'): convert it with"),
              ("world size", ft(["--parallel", "tp=2"]), "launch with mpirun -np 2"),
              ("zero", ft(["--parallel", "dp=1,tp=2", "--zero", "1"]), "ZeRO is not combined with tensor parallelism")]
     for name, cmd, want in cases:
