@@ -27,6 +27,9 @@ converted with `tessera convert --shard tp=N` (fc2 column parallel, fc_out row p
       ranks; two blocks, so twice the all-reduce volume, of rows x SEQ x HIDDEN elements.
   --model embedding: the attention model with a vocab-parallel embedding table [10, 16] in
       front (ids as floats, Cast to int64): one more all-reduce per step (its forward output).
+  --case kill|hang: dp_test.py's fault case on the annotated MLP model under --parallel
+      dp=D,tp=T: rank 1 (a tensor rank) killed or stopped after step 2; the others must exit
+      non-zero within the comm timeout (hang: naming rank 1).
   --case bad_input: `--shard tp=3` (32 % 3 != 0) fails naming the node and the size;
       `--shard tp=8` on the attention model (16 = 4 heads x 4) fails naming the Reshape;
       `--shard tp=4` on the embedding model (a 10-row table) fails naming the Gather;
@@ -44,7 +47,7 @@ import numpy as np
 from onnx import TensorProto, helper, numpy_helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dp_test import chunks, mpirun, prepare, read_metrics, run, weights_of  # noqa: E402  (exits 77 without onnx)
+from dp_test import case_fault, chunks, mpirun, prepare, read_metrics, run, weights_of  # noqa: E402  (exits 77 without onnx)
 
 FFN, HIDDEN, BATCH, STEPS = 32, 16, 10, 5
 SEQ, HEADS, D_IN, VOCAB = 4, 4, 8, 10
@@ -308,13 +311,17 @@ def main():
     ap.add_argument("--finetune", required=True)
     ap.add_argument("--mpirun", required=True)
     ap.add_argument("--work-dir", required=True)
-    ap.add_argument("--case", required=True, choices=["equiv", "bad_input"])
+    ap.add_argument("--case", required=True, choices=["equiv", "bad_input", "kill", "hang"])
     ap.add_argument("--tp", type=int, default=2)
     ap.add_argument("--dp", type=int, default=1)
     ap.add_argument("--optimizer", default="sgd")
     ap.add_argument("--model", default="mlp", choices=["mlp", "attention", "embedding"])
     ap.add_argument("--ffn", type=int, default=FFN, help="the MLP pair's hidden size")
     args = ap.parse_args()
+    if args.case in ("kill", "hang"):  # dp_test's fault case on the annotated model
+        args.np = args.dp * args.tp
+        return case_fault(args, args.case, parallel=f"dp={args.dp},tp={args.tp}",
+                          prepare_kw=dict(ffn=args.ffn, convert_extra=["--shard", f"tp={args.tp}"]))
     return case_equiv(args) if args.case == "equiv" else case_bad_input(args)
 
 
