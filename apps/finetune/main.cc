@@ -283,6 +283,15 @@ int main(int argc, char** argv) {
   // The gradient all-reduce runs over the data-parallel ranks; its rank picks the batch slice.
   train::Communicator* gcomm = tp > 1 ? mesh.dp.get() : world.get();
   const int dp_rank = tp > 1 ? mesh.dp_index : rank;
+  // Communicator errors name ranks of the mesh dim's communicator: their world ranks.
+  std::string tp_groups;
+  if (tp > 1) {
+    std::string d, t;
+    for (int i = 0; i < dp; ++i) d += (i ? "," : "") + std::to_string(i * tp + mesh.tp_index);
+    for (int i = 0; i < tp; ++i) t += (i ? "," : "") + std::to_string(mesh.dp_index * tp + i);
+    tp_groups = " (tensor-parallel ranks 0.." + std::to_string(tp - 1) + " are world ranks " + t + "; data-parallel ranks 0.." +
+                std::to_string(dp - 1) + " are world ranks " + d + ")";
+  }
   const bool root = rank == 0;
   struct Finalize {  // communicators first, then MPI
     std::unique_ptr<train::Communicator>*w, *c;
@@ -487,7 +496,7 @@ int main(int argc, char** argv) {
       if (r1 > r0) {
         Tensor x = gather_rows(train_data->x, order, b0 + r0, b0 + r1), y = gather_rows(train_data->y, order, b0 + r0, b0 + r1);
         auto ll = t.compute_gradients(x, y, &grads, static_cast<uint64_t>(dp_rank), zero1 ? nullptr : &on_grad);
-        if (!ll.is_ok()) return fatal(ll.status().message());
+        if (!ll.is_ok()) return fatal(ll.status().message() + tp_groups);
         local_loss = *ll;
       } else {  // fewer rows than ranks: this rank contributes zeros
         for (const auto& p : t.params()) grads.push_back(Tensor::allocate(DType::kFloat32, p.value.shape()).value());
@@ -496,7 +505,8 @@ int main(int argc, char** argv) {
                            return zero1->step(grads, weight, ps, cur_lr, st, clip);
                          })
                        : buckets->finish(grads);
-      if (!s.is_ok()) return fatal((zero1 ? "ZeRO step " : "gradient all-reduce at step ") + std::to_string(step) + ": " + s.message());
+      if (!s.is_ok())
+        return fatal((zero1 ? "ZeRO step " : "gradient all-reduce at step ") + std::to_string(step) + ": " + s.message() + tp_groups);
       const uint64_t sent = gcomm->stats().total() - before, tp_sent = tpar ? mesh.tp->stats().total() - tp_before : 0;
       const uint64_t ring = zero1 ? zero1->ring_bytes_exact() : buckets->ring_bytes_exact();
       comm_sent_total += sent;
