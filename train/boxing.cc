@@ -106,6 +106,11 @@ std::map<int, Communicator*>& registry() {
   return r;
 }
 
+std::map<int, uint64_t>& payloads() {
+  static std::map<int, uint64_t> p;
+  return p;
+}
+
 }  // namespace
 
 int add_boxing_node(Graph& g, int in, const BoxingStep& step, const std::string& name) {
@@ -125,8 +130,14 @@ int add_boxing_node(Graph& g, int in, const BoxingStep& step, const std::string&
 }
 
 void set_mesh_communicator(int mesh_dim, Communicator* comm) {
+  payloads()[mesh_dim] = 0;
   if (comm) registry()[mesh_dim] = comm;
   else registry().erase(mesh_dim);
+}
+
+uint64_t mesh_all_reduce_payload_bytes(int mesh_dim) {
+  auto it = payloads().find(mesh_dim);
+  return it == payloads().end() ? 0 : it->second;
 }
 
 Communicator* mesh_communicator(int mesh_dim) {
@@ -189,6 +200,7 @@ void k_all_reduce(KernelArgs& a) {
   const Tensor& x = float_input(a);
   Tensor y = alloc(x.dtype(), x.shape());
   check(comm_of(a).all_reduce(x.data(), y.data(), x.numel(), x.dtype(), ReduceOp::kSum));
+  payloads()[static_cast<int>(a.node.attr_i("mesh_dim", -1))] += x.nbytes();
   a.out[0] = std::move(y);
 }
 

@@ -102,4 +102,10 @@ void set_mesh_communicator(int mesh_dim, Communicator* comm);
 /// The communicator of `mesh_dim`, or nullptr.
 Communicator* mesh_communicator(int mesh_dim);
 
+/// Bytes of the tensors the AllReduce kernels of `mesh_dim` have reduced in this process
+/// (the payload, not what the ring sends), since the communicator was registered: with N
+/// ranks the bandwidth-optimal ring sends 2 (N-1)/N times this (Patarasuk & Yuan 2009), the
+/// theory a run prints next to what its communicator counted.
+uint64_t mesh_all_reduce_payload_bytes(int mesh_dim);
+
 }  // namespace tessera::train

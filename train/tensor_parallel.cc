@@ -451,6 +451,8 @@ Result<std::unique_ptr<TensorParallel>> TensorParallel::create(const Model& glob
   return t;
 }
 
+uint64_t TensorParallel::all_reduce_payload_bytes() const { return mesh_all_reduce_payload_bytes(mesh_dim_); }
+
 bool TensorParallel::is_split(const std::string& name) const {
   for (const Split& s : splits_)
     if (s.value == name) return true;

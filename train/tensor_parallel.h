@@ -51,6 +51,9 @@ class TensorParallel {
   const Model& local_model() const { return *local_; }
   /// One line per boxing node inserted ("AllReduce after fc2 (P(sum) -> B) ...").
   const std::vector<std::string>& report() const { return report_; }
+  /// Bytes all-reduced by the boxing nodes so far (mesh_all_reduce_payload_bytes of the
+  /// tensor dim): the difference over a step times 2 (N-1)/N is the ring theory of the step.
+  uint64_t all_reduce_payload_bytes() const;
   /// True when parameter `name` is split over the tensor dim (each rank holds a slice).
   bool is_split(const std::string& name) const;
 

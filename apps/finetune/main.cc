@@ -466,7 +466,7 @@ int main(int argc, char** argv) {
     v.accuracy = ce ? v.accuracy / static_cast<double>(val_data->n) : -1;
     return v;
   };
-  uint64_t comm_sent_total = 0, tp_sent_total = 0;
+  uint64_t comm_sent_total = 0, tp_sent_total = 0, tp_payload_total = 0;
   int64_t dp_steps = 0;
   while (t.step() < total) {
     const int64_t step = t.step(), epoch = step / spe, b = step % spe;
@@ -488,7 +488,8 @@ int main(int argc, char** argv) {
       double local_loss = 0;
       // The loss is a mean over rows: weight this rank's mean by its share of the rows.
       const double weight = static_cast<double>(r1 - r0) / static_cast<double>(rows);
-      const uint64_t before = gcomm->stats().total(), tp_before = tpar ? mesh.tp->stats().total() : 0;
+      const uint64_t before = gcomm->stats().total(), tp_before = tpar ? mesh.tp->stats().total() : 0,
+                     tp_payload = tpar ? tpar->all_reduce_payload_bytes() : 0;
       // Data parallel without ZeRO: each bucket's all-reduce starts as soon as the backward
       // pass has made its gradients.
       if (!zero1) buckets->begin(weight);
@@ -515,6 +516,7 @@ int main(int argc, char** argv) {
       double gl = tpar && mesh.tp_index != 0 ? 0.0 : local_loss * weight;  // once per dp rank
       s = ctrl->all_reduce(&gl, &gl, 1, DType::kFloat64, train::ReduceOp::kSum);
       tp_sent_total += tp_sent;
+      if (tpar) tp_payload_total += tpar->all_reduce_payload_bytes() - tp_payload;
       int64_t mine[3] = {static_cast<int64_t>(sent), static_cast<int64_t>(ring), static_cast<int64_t>(tp_sent)};
       std::vector<int64_t> all(3 * static_cast<size_t>(nranks));
       if (s.is_ok()) s = ctrl->all_gather(mine, all.data(), 3, DType::kInt64);
@@ -534,8 +536,10 @@ int main(int argc, char** argv) {
         e += (r ? "," : "") + std::to_string(all[3 * r + 1]);
         tpm += (r ? "," : "") + std::to_string(all[3 * r + 2]);
       }
-      if (tpar)  // the boxing collectives of this step over each rank's tp communicator
-        comm_json = ",\"tp\":" + std::to_string(tp) + ",\"dp\":" + std::to_string(dp) + ",\"tp_comm_bytes_per_rank\":" + tpm + "]";
+      if (tpar)  // the boxing collectives of this step over each rank's tp communicator, and rank 0's ring theory
+        comm_json = ",\"tp\":" + std::to_string(tp) + ",\"dp\":" + std::to_string(dp) + ",\"tp_comm_bytes_per_rank\":" + tpm +
+                    "],\"tp_comm_bytes_theory\":" +
+                    json_num(2.0 * (tp - 1) / tp * static_cast<double>(tpar->all_reduce_payload_bytes() - tp_payload));
       comm_json += ",\"world_size\":" + std::to_string(nranks) + ",\"comm_bytes\":" + std::to_string(sent) + ",\"comm_bytes_per_rank\":" + m +
                   "],\"comm_bytes_ring_per_rank\":" + e + "],\"comm_bytes_theory\":" + json_num(buckets->ring_bytes_formula()) +
                   ",\"gradient_bytes\":" + std::to_string(buckets->gradient_bytes()) + ",\"buckets\":" + std::to_string(zero1 ? 1 : buckets->buckets()) +
@@ -599,8 +603,10 @@ int main(int argc, char** argv) {
                 static_cast<unsigned long long>(comm_sent_total / dp_steps), static_cast<unsigned long long>(zero1 ? zero1->ring_bytes_exact() : buckets->ring_bytes_exact()),
                 buckets->ring_bytes_formula());
   if (tpar && dp_steps > 0 && root)
-    std::printf("tensor parallel: tp=%d dp=%d, %lld steps; the tp communicator of rank 0 sent %llu bytes per step (boxing collectives)\n",
-                tp, dp, static_cast<long long>(dp_steps), static_cast<unsigned long long>(tp_sent_total / dp_steps));
+    std::printf("tensor parallel: tp=%d dp=%d, %lld steps; the tp communicator of rank 0 sent %llu bytes per step (boxing "
+                "collectives; theory 2(T-1)/T * all-reduced activation bytes = %.1f)\n",
+                tp, dp, static_cast<long long>(dp_steps), static_cast<unsigned long long>(tp_sent_total / dp_steps),
+                2.0 * (tp - 1) / tp * static_cast<double>(tp_payload_total) / static_cast<double>(dp_steps));
   if (tpar) {  // every tensor rank takes part in gathering the model
     Status s = save_model(out_path);
     if (!s.is_ok()) return fatal("--out: " + s.message());

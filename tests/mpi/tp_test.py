@@ -17,7 +17,8 @@ converted with `tessera convert --shard tp=N` (fc2 column parallel, fc_out row p
           pass (Megatron's g) and of its input's gradient in the backward pass (f), each of
           E = rows x hidden float32 elements with rows the rank's data-parallel slice of the
           batch: ring volume 4 (2E - c_q - c_(q+1)) with c the ring chunks of E over T and
-          q the tp index, = 2(T-1)/T x 4E when T divides E;
+          q the tp index, = 2(T-1)/T x 4E when T divides E; and the theory the run prints
+          (2(T-1)/T x the bytes its all-reduce nodes reduced) is that formula;
         - the output model runs with `tessera run` and matches the single-process model's
           output (1e-4);
         - both final models resumed in ONE process for 2 more steps, and the tensor-parallel
@@ -198,6 +199,9 @@ def case_equiv(args):
         if m.get("tp_comm_bytes_per_rank") != want:
             fail.append(f"step {m['step']}: tp bytes per rank {m.get('tp_comm_bytes_per_rank')} != ring volume computed here {want}")
         divisible = all((chunks(BATCH, dp)[r // tp] * per_row) % tp == 0 for r in range(dp * tp))
+        if abs(m.get("tp_comm_bytes_theory", -1) - formula[0]) > 1e-6 * formula[0]:
+            fail.append(f"step {m['step']}: printed theory {m.get('tp_comm_bytes_theory')} != 2(T-1)/T x rank 0's all-reduced "
+                        f"activation bytes = {formula[0]}")
         if divisible and m.get("tp_comm_bytes_per_rank") != [int(f) for f in formula]:
             fail.append(f"step {m['step']}: tp bytes {m.get('tp_comm_bytes_per_rank')} != 2 x 2(T-1)/T x activation bytes {formula}")
         if dp > 1 and not attention:
