@@ -198,9 +198,10 @@ Status annotate_tensor_parallel(Model& model, int tp, ShardReport* report) {
     }
     for (int bias : b.biases) annotate(bias, Placement::split(0), "bias of a column-parallel product, " + pair);
     annotate(m2.inputs[1], Placement::split(l2.in_dim), "row parallel, " + m2.describe() + ", " + pair);
-    // The second product: Partial(sum) (a Gemm's C is added after the all-reduce).
-    annotate(m2.outputs[0], Placement::partial(), "the row-parallel product of " + m2.describe() + ": all-reduced before use");
+    // The second product: Partial(sum). A Gemm's C is added once, after the all-reduce
+    // (the training side splits it off): its output, product plus C, is not Partial.
     int c2 = m2.op_type == "Gemm" && m2.inputs.size() > 2 ? m2.inputs[2] : -1;
+    if (c2 < 0) annotate(m2.outputs[0], Placement::partial(), "the row-parallel product of " + m2.describe() + ": all-reduced before use");
     if (c2 < 0 && consumers[m2.outputs[0]].size() == 1) {
       const Node& a = g.nodes[consumers[m2.outputs[0]][0]];
       if (a.op_type == "Add" && a.domain.empty() && a.inputs.size() == 2)

@@ -9,7 +9,8 @@
 //   row-parallel pair:
 //     first weight  Split on its output dim,  its bias [F] Split(0);
 //     second weight Split on its input dim,   the second product Partial(sum),
-//     its bias      Broadcast (added once, after the all-reduce).
+//     its bias      Broadcast (added once, after the all-reduce; a Gemm's C likewise,
+//                   so a Gemm with C has no Partial output to annotate).
 //
 //   Attention block: Q, K and V MatMul/Gemm reading one input (column parallel, each
 //   weight Split on its output dim, biases Split(0)), whose outputs reach the output

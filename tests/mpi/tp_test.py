@@ -23,6 +23,9 @@ converted with `tessera convert --shard tp=N` (fc2 column parallel, fc_out row p
           output (1e-4);
         - both final models resumed in ONE process for 2 more steps, and the tensor-parallel
           one again under the same mesh, end within 1e-5.
+  --gemm: the MLP pair as Gemm(A, W^T, bias, transB=1) (torch's nn.Linear export): the
+      weights are split on the other dims, the row-parallel Gemm's C is added after the
+      all-reduce.
   --model attention: build_attention_model (self-attention with 4 heads, then the MLP
       pair): Q/K/V column parallel, the output projection row parallel, heads split over
       ranks; two blocks, so twice the all-reduce volume, of rows x SEQ x HIDDEN elements.
@@ -48,7 +51,7 @@ import numpy as np
 from onnx import TensorProto, helper, numpy_helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dp_test import case_fault, chunks, mpirun, prepare, read_metrics, run, weights_of  # noqa: E402  (exits 77 without onnx)
+from dp_test import build_model, case_fault, chunks, mpirun, prepare, read_metrics, run, weights_of  # noqa: E402  (exits 77 without onnx)
 
 FFN, HIDDEN, BATCH, STEPS = 32, 16, 10, 5
 SEQ, HEADS, D_IN, VOCAB = 4, 4, 8, 10
@@ -100,6 +103,29 @@ def build_attention_model(rng, classes=4, ffn=FFN, vocab=0):
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), w
 
 
+def to_gemm(model, w, names=("fc2", "fc_out")):
+    """The MatMul + bias Add pairs named `names` as Gemm(A, W^T, bias, transB=1), the form
+    torch.onnx exports nn.Linear in (W stored [out, in]); w (the initial weights) follows."""
+    g = model.graph
+    inits = {i.name: i for i in g.initializer}
+    nodes, out, skip = list(g.node), [], set()
+    for i, m in enumerate(nodes):
+        if m.name in skip:
+            continue
+        if m.op_type == "MatMul" and m.name in names:
+            add = nodes[i + 1]  # the bias Add right after
+            wname, bname = m.input[1], add.input[1]
+            w[wname] = np.ascontiguousarray(w[wname].T)
+            inits[wname].CopyFrom(numpy_helper.from_array(w[wname], wname))
+            out.append(helper.make_node("Gemm", [m.input[0], wname, bname], [add.output[0]], name=m.name, transB=1))
+            skip.add(add.name)
+        else:
+            out.append(m)
+    del g.node[:]
+    g.node.extend(out)
+    return model, w
+
+
 def block_theory(rows, tp, q, blocks, per_row, embeddings=0):
     """Bytes rank q of the tp group sends per step: per block two ring all-reduces of
     rows x per_row float32 elements (forward output, backward input gradient); per
@@ -136,9 +162,11 @@ def case_equiv(args):
         want_report = ["2 column/row parallel pair(s) annotated (1 MLP, 1 attention)", "MatMul node 'q_proj'", "MatMul node 'k_proj'",
                        "MatMul node 'v_proj'", "MatMul node 'o_proj'", "MatMul node 'fc2'", "MatMul node 'fc_out'"]
     else:
-        w0 = prepare(args, 4, ffn=args.ffn, convert_extra=["--shard", f"tp={tp}"])
+        build = (lambda rng, classes, ffn: to_gemm(*build_model(rng, classes=classes, ffn=ffn))) if args.gemm else None
+        w0 = prepare(args, 4, ffn=args.ffn, convert_extra=["--shard", f"tp={tp}"], build=build)
         blocks, per_row = 1, HIDDEN
-        want_report = ["1 column/row parallel pair(s) annotated (1 MLP, 0 attention)", "MatMul node 'fc2'", "MatMul node 'fc_out'"]
+        op = "Gemm" if args.gemm else "MatMul"
+        want_report = ["1 column/row parallel pair(s) annotated (1 MLP, 0 attention)", f"{op} node 'fc2'", f"{op} node 'fc_out'"]
     report = run([args.tessera, "convert", os.path.join(work, "m.onnx"), "-o", os.path.join(work, "m_check.tsr"),
                   "--shard", f"tp={tp}"]).stdout
     if any(s not in report for s in want_report):
@@ -321,6 +349,7 @@ def main():
     ap.add_argument("--optimizer", default="sgd")
     ap.add_argument("--model", default="mlp", choices=["mlp", "attention", "embedding"])
     ap.add_argument("--ffn", type=int, default=FFN, help="the MLP pair's hidden size")
+    ap.add_argument("--gemm", action="store_true", help="the MLP pair as Gemm(transB=1) with its bias as C")
     args = ap.parse_args()
     if args.case in ("kill", "hang"):  # dp_test's fault case on the annotated model
         args.np = args.dp * args.tp
