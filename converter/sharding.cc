@@ -1,21 +1,16 @@
 // `tessera convert --shard tp=N` (converter/sharding.h): Megatron-style column/row
-// parallel pairs of MatMul/Gemm in MLP blocks.
+// parallel MLP and attention blocks, vocab-parallel embeddings.
 #include "converter/sharding.h"
 
 #include <algorithm>
 #include <map>
 #include <set>
 
+#include "train/sbp_rules.h"
+
 namespace tessera {
 
 namespace {
-
-const std::set<std::string>& elementwise_ops() {
-  static const std::set<std::string> k = {"Add", "Sub", "Mul", "Div", "Relu", "Gelu", "Erf", "Tanh", "Sigmoid", "Neg",
-                                          "Exp", "Sqrt", "Identity", "LeakyRelu", "Elu", "Selu", "Softplus", "HardSigmoid",
-                                          "HardSwish", "Abs", "Log", "Reciprocal", "Clip"};
-  return k;
-}
 
 // A MatMul/Gemm whose weight (input 1) is a 2-D initializer: its input dim K and output
 // dim F (0 when it is not such a node).
@@ -114,7 +109,7 @@ Status annotate_tensor_parallel(Model& model, int tp, ShardReport* report) {
       } else if (m.op_type == "MatMul") {  // Q K^T, P V: both operands in the block
         if (!region.count(m.inputs[0]) || !region.count(m.inputs[1])) return b;
       } else if (m.op_type == "Transpose" || m.op_type == "Softmax" || m.op_type == "LogSoftmax") {
-      } else if (elementwise_ops().count(m.op_type)) {
+      } else if (train::keeps_split(m.op_type)) {
         for (int in : m.inputs) {
           if (in < 0 || region.count(in)) continue;
           const Value& v = g.values[in];

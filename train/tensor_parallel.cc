@@ -10,19 +10,12 @@
 
 #include "tessera/session.h"
 #include "train/boxing.h"
+#include "train/sbp_rules.h"
 #include "train/interpreter.h"
 
 namespace tessera::train {
 
 namespace {
-
-// Elementwise ops whose output keeps a Split placement of their inputs (numpy broadcasting).
-const std::set<std::string>& elementwise_ops() {
-  static const std::set<std::string> k = {"Add", "Sub", "Mul", "Div", "Relu", "Gelu", "Erf", "Tanh", "Sigmoid", "Neg",
-                                          "Exp", "Sqrt", "Identity", "LeakyRelu", "Elu", "Selu", "Softplus", "HardSigmoid",
-                                          "HardSwish", "Abs", "Log", "Reciprocal", "Clip"};
-  return k;
-}
 
 bool is_split(const Placement& p) { return p.kind == PlacementKind::kSplit; }
 
@@ -57,7 +50,7 @@ class Placer {
       return emit(std::move(n), Placement::broadcast(), r);
     }
     if (mm) return place_matmul(std::move(n));
-    if (n.domain.empty() && elementwise_ops().count(n.op_type)) return place_elementwise(std::move(n));
+    if (n.domain.empty() && keeps_split(n.op_type)) return place_elementwise(std::move(n));
     if (n.domain.empty() && n.op_type == "MatMul") return place_batched_matmul(std::move(n));
     if (n.domain.empty() && n.op_type == "Gather") return place_gather(std::move(n));
     if (n.domain.empty() && n.op_type == "Transpose") return place_transpose(std::move(n));
@@ -95,7 +88,7 @@ class Placer {
     int r = out_rank;
     const bool shape_kept = n.op_type == "LayerNormalization" || n.op_type == "Softmax" || n.op_type == "LogSoftmax" ||
                             n.op_type == "Dropout" || n.op_type == "Cast" || n.op_type == "BatchNormalization";
-    const bool broadcasting = elementwise_ops().count(n.op_type) || n.op_type == "MatMul" || n.op_type == "Gemm";
+    const bool broadcasting = keeps_split(n.op_type) || n.op_type == "MatMul" || n.op_type == "Gemm";
     if (r < 0 && shape_kept && !n.inputs.empty() && n.inputs[0] >= 0) r = rank_[n.inputs[0]];
     if (r < 0 && broadcasting) {  // numpy broadcasting: the largest rank, when every rank is known
       for (int in : n.inputs) {
