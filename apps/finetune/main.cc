@@ -219,6 +219,11 @@ int main(int argc, char** argv) {
                 << "': pipeline parallelism is not implemented yet (give dp=N, tp=N)\n";
       return 2;
     }
+    if (spec->tp > 1 && replace_head > 0) {
+      std::cerr << "tessera-finetune: error: --replace-head with --parallel " << parallel
+                << ": not with tensor parallelism (replace the head in one process, tessera export the result, convert it with --shard)\n";
+      return 2;
+    }
     if (spec->tp > 1 && zero > 0) {
       std::cerr << "tessera-finetune: error: --zero " << zero << " with --parallel " << parallel
                 << ": ZeRO is not combined with tensor parallelism yet\n";

@@ -322,7 +322,8 @@ def case_bad_input(args):
     cases = [("unannotated", mpirun(args, 2) + ft(["--parallel", "tp=2"]), "convert it with `tessera convert MODEL.onnx -o OUT.tsr --shard tp=2`"),
              ("other tp", mpirun(args, 4) + ft2(["--parallel", "tp=4"]), "the model was annotated for tp=2 (mesh 'tp'): convert it with"),
              ("world size", ft(["--parallel", "tp=2"]), "launch with mpirun -np 2"),
-             ("zero", ft(["--parallel", "dp=1,tp=2", "--zero", "1"]), "ZeRO is not combined with tensor parallelism")]
+             ("zero", ft(["--parallel", "dp=1,tp=2", "--zero", "1"]), "ZeRO is not combined with tensor parallelism"),
+             ("replace head", ft(["--parallel", "tp=2", "--replace-head", "3"]), "--replace-head with --parallel tp=2: not with tensor parallelism")]
     for name, cmd, want in cases:
         t0 = time.time()
         r = run(cmd, check=False, timeout=60)
