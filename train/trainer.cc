@@ -8,6 +8,7 @@
 #include "tessera/session.h"
 #include "tessera/tsr_file.h"
 #include "train/autodiff.h"
+#include "train/parameters.h"
 
 namespace tessera::train {
 
@@ -127,35 +128,7 @@ Result<std::unique_ptr<Trainer>> Trainer::create(const Model& model, const Train
 
   // Trainable parameters: float initializers that nodes read, except BatchNormalization's
   // running statistics, scalars (Clip bounds, exponents) and what --freeze matches.
-  std::regex freeze;
-  if (!cfg.freeze.empty()) {
-    try {
-      freeze = std::regex(cfg.freeze);
-    } catch (const std::regex_error& e) {
-      return invalid_argument("--freeze '" + cfg.freeze + "' is not a valid regular expression: " + e.what());
-    }
-  }
-  std::set<int> used, excluded;
-  for (const Node& n : g.nodes) {
-    for (size_t k = 0; k < n.inputs.size(); ++k) {
-      if (n.inputs[k] < 0) continue;
-      used.insert(n.inputs[k]);
-      if (n.op_type == "BatchNormalization" && k >= 3) excluded.insert(n.inputs[k]);
-      if (n.op_type == "Clip" || n.op_type == "Pow" || n.op_type == "Dropout" || n.op_type == "Reshape") {
-        if (k >= 1) excluded.insert(n.inputs[k]);
-      }
-    }
-  }
-  std::vector<std::string> wrt;
-  for (int v : used) {
-    const Value& val = g.values[v];
-    if (!val.initializer || val.initializer->dtype() != DType::kFloat32 || excluded.count(v) || val.initializer->numel() <= 1) continue;
-    if (!cfg.freeze.empty() && std::regex_search(val.name, freeze)) {
-      t->frozen_.push_back(val.name);
-      continue;
-    }
-    wrt.push_back(val.name);
-  }
+  TSR_ASSIGN_OR_RETURN(std::vector<std::string> wrt, trainable_parameters(g, cfg.freeze, &t->frozen_));
   // Loss node: ce(logits, target int64 [N]) or mse(output, target).
   Graph tg = g;
   {

@@ -34,6 +34,7 @@
 #include <xxhash.h>
 
 #include "apps/finetune/npz.h"
+#include "apps/finetune/pipeline_run.h"
 #include "tessera/tsr_file.h"
 #include "train/comm/comm.h"
 #include "train/data_parallel.h"
@@ -168,6 +169,8 @@ int main(int argc, char** argv) {
   std::string parallel;
   double bucket_mb = 25, comm_timeout = 60;
   int zero = 0;
+  int micro_batches = 0;
+  std::string schedule = "1f1b";
   app.add_option("--model", model_path, "input model (.tsr)");
   app.add_option("--resume", resume_path, "resume from this checkpoint (.tsr written by tessera-finetune) instead of --model");
   app.add_option("--train", train_path, "training data (.npz with x and y)")->required();
@@ -201,12 +204,15 @@ int main(int argc, char** argv) {
   app.add_option("--zero", zero, "data parallel: ZeRO stage (0: none; 1: optimizer state sharded)")->check(CLI::Range(0, 3));
   app.add_option("--comm-timeout", comm_timeout, "data parallel: seconds a collective waits for its peers before failing")
       ->check(CLI::PositiveNumber);
+  app.add_option("--micro-batches", micro_batches, "pipeline parallel (--parallel pp=P): micro-batches per step (default P)")
+      ->check(CLI::Range(1, 1 << 20));
+  app.add_option("--schedule", schedule, "pipeline parallel: gpipe or 1f1b")->check(CLI::IsMember({"gpipe", "1f1b"}));
   CLI11_PARSE(app, argc, argv);
 
   // ---- data parallel: the world communicator (gradients) and a second one for control
   // traffic (hashes, losses, validation sums), so the first one's CommStats count the
   // gradient bytes alone.
-  int dp = 1, tp = 1;
+  int dp = 1, tp = 1, pp = 1;
   train::ParallelSpec pspec;
   if (!parallel.empty()) {
     auto spec = train::parse_parallel(parallel);
@@ -214,9 +220,9 @@ int main(int argc, char** argv) {
       std::cerr << "tessera-finetune: error: " << spec.status().message() << "\n";
       return 2;
     }
-    if (spec->pp > 1) {
+    if (spec->tp > 1 && spec->pp > 1) {
       std::cerr << "tessera-finetune: error: --parallel '" << parallel
-                << "': pipeline parallelism is not implemented yet (give dp=N, tp=N)\n";
+                << "': tensor and pipeline parallelism together are not implemented yet (give dp=D,tp=T or dp=D,pp=P)\n";
       return 2;
     }
     if (spec->tp > 1 && replace_head > 0) {
@@ -232,13 +238,22 @@ int main(int argc, char** argv) {
     pspec = *spec;
     dp = spec->dp;
     tp = spec->tp;
+    pp = spec->pp;
+  }
+  if (pp == 1 && (micro_batches > 0 || app.count("--schedule"))) {
+    std::cerr << "tessera-finetune: error: --micro-batches and --schedule are for pipeline parallelism: give --parallel pp=P\n";
+    return 2;
+  }
+  if (pp > 1 && zero > 0) {
+    std::cerr << "tessera-finetune: error: --zero " << zero << " with --parallel " << parallel << ": ZeRO with pipeline stages is not implemented\n";
+    return 2;
   }
   // Tensor parallel: the mesh's communicators; the data-parallel gradient traffic goes over
   // its dp communicator, the boxing collectives over its tp one.
   train::Mesh mesh;
   std::unique_ptr<train::Communicator> tp_ctrl;
   std::unique_ptr<train::TensorParallel> tpar;
-  const int nranks = dp * tp;
+  const int nranks = dp * tp * pp;
   std::unique_ptr<train::Communicator> world, ctrl;
   std::unique_ptr<train::GradientBuckets> buckets;
   std::unique_ptr<train::ZeroStage1> zero1;
@@ -271,7 +286,7 @@ int main(int argc, char** argv) {
     rank = world->rank();
     who = "[rank " + std::to_string(rank) + "] ";
     if (world->size() != nranks)
-      return fail("--parallel " + (tp > 1 ? pspec.describe() : "dp=" + std::to_string(dp)) + " but the job has " +
+      return fail("--parallel " + (tp > 1 || pp > 1 ? parallel : "dp=" + std::to_string(dp)) + " but the job has " +
                   std::to_string(world->size()) + " ranks (launch with mpirun -np " + std::to_string(nranks) + ")");
     auto c = world->split(0, rank);
     if (!c.is_ok()) return fatal("communicator split: " + c.status().message());
@@ -347,7 +362,8 @@ int main(int argc, char** argv) {
   cfg.clip_norm = clip;
   cfg.batchnorm_train = !bn_eval;
   // Every rank must have loaded the same model, data and flags: their hashes, all-gathered.
-  if (world && nranks > 1) {
+  if (world && world->size() > 1) {
+    const int nranks = world->size();
     auto mh = hash_file(in_path);
     if (!mh.is_ok()) return fatal(mh.status().message());
     std::string flags;
@@ -366,6 +382,30 @@ int main(int argc, char** argv) {
         if (all[4 * r + k] != all[k]) diff += std::string(diff.empty() ? "" : "; ") + "rank " + std::to_string(r) + " differs in " + what[k];
     if (!diff.empty())  // every rank sees the same table: all stop cleanly
       return fail("data parallel ranks disagree with rank 0: " + diff + " (every rank must load the same files with the same flags)");
+  }
+  if (pp > 1) {  // pipeline parallel: apps/finetune/pipeline_run.cc
+    finetune::PipelineRunOptions po;
+    po.spec = train::parse_parallel(parallel).value();
+    po.micro_batches = micro_batches > 0 ? micro_batches : pp;
+    po.schedule = schedule;
+    po.epochs = epochs;
+    po.batch = batch;
+    po.max_steps = max_steps;
+    po.ckpt_every = ckpt_every;
+    po.warmup = warmup;
+    po.lr = lr;
+    po.cosine = cosine;
+    po.quiet = quiet;
+    po.ce = ce;
+    po.seed = seed;
+    po.out_path = out_path;
+    po.metrics_path = metrics_path;
+    po.ckpt_path = ckpt_path;
+    po.cfg = cfg;
+    po.cfg.batchnorm_train = !bn_eval;
+    po.gather_rows = gather_rows;
+    po.epoch_order = epoch_order;
+    return finetune::run_pipeline(po, **model, train_data->x, train_data->y, val_data->x, val_data->y, *world, *ctrl);
   }
   // Tensor parallel: this rank's local model (its weight slices, boxing nodes); the trainer
   // clips nothing itself (the norm is over all ranks' slices, TensorParallel).

@@ -19,6 +19,7 @@
 #include "converter/converter.h"
 #include "converter/sharding.h"
 #include "npy.h"
+#include "pipeline_cmd.h"
 #include "tessera/session.h"
 #include "tessera/tsr_file.h"
 
@@ -462,6 +463,9 @@ int tessera_main(int argc, char** argv) {
   convert->add_flag("--no-dce", no_dce, "skip dead-code removal");
   std::string conv_shard;
   convert->add_option("--shard", conv_shard, "tp=N: annotate Megatron-style tensor-parallel sharding for N ranks");
+  int pipeline_stages = 0;
+  convert->add_option("--pipeline-stages", pipeline_stages, "cut into P pipeline stages (Node::pipeline_stage), balancing parameter bytes")
+      ->check(CLI::Range(1, 65536));
 
   std::string insp_path;
   bool insp_json = false;
@@ -522,7 +526,8 @@ int tessera_main(int argc, char** argv) {
     copt.fold_constants = !no_fold;
     copt.fold_batchnorm = !no_bn;
     copt.remove_dead = !no_dce;
-    return cmd_convert(conv_in, conv_out, copt, conv_shard);
+    const int rc = cmd_convert(conv_in, conv_out, copt, conv_shard);
+    return rc != 0 || pipeline_stages == 0 ? rc : cmd_pipeline_stages(conv_out, pipeline_stages);
   }
   if (*inspect) return cmd_inspect(insp_path, insp_json);
   if (*exportc) {

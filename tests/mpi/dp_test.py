@@ -240,8 +240,8 @@ def ranks_of(marker):
     return out
 
 
-def case_fault(args, mode, parallel=None, prepare_kw=None):
-    """parallel, prepare_kw: another --parallel and model (tests/mpi/tp_test.py)."""
+def case_fault(args, mode, prepare_kw=None):
+    """prepare_kw: another model (tests/mpi/tp_test.py)."""
     work = args.work_dir
     prepare(args, 4, rows=200, **(prepare_kw or {}))
     timeout = 5
@@ -249,7 +249,8 @@ def case_fault(args, mode, parallel=None, prepare_kw=None):
     cmd = mpirun(args, args.np) + [args.finetune, "--model", os.path.join(work, "m.tsr"),
                                    "--train", os.path.join(work, "train.npz"), "--val", os.path.join(work, "val.npz"),
                                    "--epochs", "100000", "--batch-size", "10", "--quiet", "--out", out,
-                                   "--parallel", parallel or f"dp={args.np}", "--comm-timeout", str(timeout)]
+                                   "--parallel", getattr(args, "parallel", None) or f"dp={args.np}",
+                                   "--comm-timeout", str(timeout)] + list(getattr(args, "fault_extra", []))
     metrics = out + ".metrics.jsonl"
     if os.path.exists(metrics):  # a previous run's: the wait below must see this run's steps
         os.remove(metrics)

@@ -323,7 +323,8 @@ def case_bad_input(args):
              ("other tp", mpirun(args, 4) + ft2(["--parallel", "tp=4"]), "the model was annotated for tp=2 (mesh 'tp'): convert it with"),
              ("world size", ft(["--parallel", "tp=2"]), "launch with mpirun -np 2"),
              ("zero", ft(["--parallel", "dp=1,tp=2", "--zero", "1"]), "ZeRO is not combined with tensor parallelism"),
-             ("replace head", ft(["--parallel", "tp=2", "--replace-head", "3"]), "--replace-head with --parallel tp=2: not with tensor parallelism")]
+             ("replace head", ft(["--parallel", "tp=2", "--replace-head", "3"]), "--replace-head with --parallel tp=2: not with tensor parallelism"),
+             ("tp and pp", ft(["--parallel", "tp=2,pp=2"]), "tensor and pipeline parallelism together are not implemented yet")]
     for name, cmd, want in cases:
         t0 = time.time()
         r = run(cmd, check=False, timeout=60)
@@ -353,9 +354,8 @@ def main():
     ap.add_argument("--gemm", action="store_true", help="the MLP pair as Gemm(transB=1) with its bias as C")
     args = ap.parse_args()
     if args.case in ("kill", "hang"):  # dp_test's fault case on the annotated model
-        args.np = args.dp * args.tp
-        return case_fault(args, args.case, parallel=f"dp={args.dp},tp={args.tp}",
-                          prepare_kw=dict(ffn=args.ffn, convert_extra=["--shard", f"tp={args.tp}"]))
+        args.np, args.parallel = args.dp * args.tp, f"dp={args.dp},tp={args.tp}"
+        return case_fault(args, args.case, prepare_kw=dict(ffn=args.ffn, convert_extra=["--shard", f"tp={args.tp}"]))
     return case_equiv(args) if args.case == "equiv" else case_bad_input(args)
 
 

@@ -48,7 +48,7 @@
 #include "backends/cpu/ref/nd_index.h"
 #include "backends/cpu/thread_pool.h"
 #include "backends/cpu/x86/conv_winograd.h"
-#include "backends/cpu/x86/depthwise_x86.h"
+#include "backends/cpu/x86/conv_avx512.h"
 #include "backends/cpu/x86/isa_x86.h"
 #include "backends/cpu/x86/fused_tail.h"
 #include "backends/cpu/x86/v16.h"
@@ -358,6 +358,9 @@ class ConvKernel final : public Kernel {
   // map applied after the plane (dw_post_act).
   bool dw_avx512 = false, dw_post_act = false;
   cpu::DepthwisePlan dw_plan;
+  // im2col rows on AVX-512 (conv_avx512.h; 2-D, stride along W 1 or 2, packed B only).
+  bool im2col_avx512 = false;
+  cpu::Conv2dGeometry geom2d;
   float dw_lo = 0, dw_hi = 0;
   bool pointwise = false;   // X is the col matrix
   bool per_thread = false;  // whole tiles per thread
@@ -521,7 +524,7 @@ class ConvKernel final : public Kernel {
   // panels, zero-padded), so sgemm reads it as packed_b and B is copied once, not twice.
   __attribute__((optimize("no-tree-loop-distribute-patterns"))) void im2col(const float* xg, int64_t j0, int64_t nb, int64_t r0, int64_t r1, float* col,
               const cpu::SgemmBlocking& pack = {}) const {
-    alignas(64) float rowbuf[kMaxTile];
+    alignas(64) float rowbuf[kMaxTile + 16];  // + 16: im2col_row_avx512's overrun
     const int last = nd - 1;
     const int64_t ow = g.out[last], iw = g.in[last], sw = g.strides[last], dw = g.dilations[last], pw = g.pads_begin[last];
     const int64_t row0 = j0 / ow;  // first outer output position (flattened over dims < last)
@@ -548,6 +551,13 @@ class ConvKernel final : public Kernel {
     for (int64_t r = r0; r < r1; ++r, next_tap(k, &c)) {
       const float* xc = xg + c * in_size;
       float* dst = pack.nr > 0 ? rowbuf : col + r * nb;
+#if defined(__x86_64__) || defined(_M_X64)
+      if (im2col_avx512 && pack.nr > 0) {
+        cpu::im2col_row_avx512(geom2d, xc, k[0], k[1], j0, nb, rowbuf);
+        pack_row(rowbuf, r, nb, col, pack, pc);
+        continue;
+      }
+#endif
       const int64_t lo = tap_lo[static_cast<size_t>(k[last])], hi = tap_hi[static_cast<size_t>(k[last])];
       const int64_t xoff = k[last] * dw - pw;
       SpatialIndex o = o0;
@@ -596,17 +606,21 @@ class ConvKernel final : public Kernel {
         ++orow;
         if (last > 0) next_index(o, g.out, last);
       }
-      if (pack.nr > 0) {
-        if (r - pc == pack.kc) pc += pack.kc;
-        const int64_t nr = pack.nr, kc = std::min<int64_t>(pack.kc, k_rows - pc);
-        float* base = col + pc * round_up(nb, nr) + (r - pc) * nr;
-        for (int64_t j0p = 0; j0p < nb; j0p += nr) {
-          float* panel_row = base + (j0p / nr) * kc * nr;
-          const int64_t cols = std::min(nr, nb - j0p);
-          copy_row(panel_row, rowbuf + j0p, cols);
-          for (int64_t q = cols; q < nr; ++q) panel_row[q] = 0.f;
-        }
-      }
+      if (pack.nr > 0) pack_row(rowbuf, r, nb, col, pack, pc);
+    }
+  }
+
+  // Row r of the col tile (nb floats in rowbuf) into sgemm's packed-B layout: per KC block
+  // of rows (pc: the first row of r's block, advanced here), NR-wide zero-padded panels.
+  void pack_row(const float* rowbuf, int64_t r, int64_t nb, float* col, const cpu::SgemmBlocking& pack, int64_t& pc) const {
+    if (r - pc == pack.kc) pc += pack.kc;
+    const int64_t nr = pack.nr, kc = std::min<int64_t>(pack.kc, k_rows - pc);
+    float* base = col + pc * round_up(nb, nr) + (r - pc) * nr;
+    for (int64_t j0p = 0; j0p < nb; j0p += nr) {
+      float* panel_row = base + (j0p / nr) * kc * nr;
+      const int64_t cols = std::min(nr, nb - j0p);
+      copy_row(panel_row, rowbuf + j0p, cols);
+      for (int64_t q = cols; q < nr; ++q) panel_row[q] = 0.f;
     }
   }
 
@@ -679,6 +693,15 @@ Result<std::unique_ptr<Kernel>> make_Conv_gemm(const CompileContext& ctx) {
   kern->isa = cpu::sgemm_best_isa();
   const int threads = kern->threads;
 
+#if defined(__x86_64__) || defined(_M_X64)
+  const bool avx512 = x86::best_isa() == x86::Isa::kAvx512;
+  if (g.rank == 2) {
+    cpu::Conv2dGeometry& dg = kern->geom2d;
+    dg.ih = g.in[0], dg.iw = g.in[1], dg.oh = g.out[0], dg.ow = g.out[1], dg.kh = g.kernel[0], dg.kw = g.kernel[1];
+    dg.sh = g.strides[0], dg.sw = g.strides[1], dg.dh = g.dilations[0], dg.dw = g.dilations[1];
+    dg.ph = g.pads_begin[0], dg.pw = g.pads_begin[1];
+  }
+#endif
   if (g.rank == 2 && kern->mg < kDirectMaxRowsPerGroup) {
     kern->direct = true;
     kern->depthwise = kern->cg == 1 && g.strides[1] <= kDwMaxSlackStride;
@@ -703,11 +726,8 @@ Result<std::unique_ptr<Kernel>> make_Conv_gemm(const CompileContext& ctx) {
       }
       kern->scratch = kern->slot_bytes * static_cast<size_t>(threads);
 #if defined(__x86_64__) || defined(_M_X64)
-      cpu::DepthwiseGeometry dg;
-      dg.ih = g.in[0], dg.iw = g.in[1], dg.oh = g.out[0], dg.ow = g.out[1], dg.kh = g.kernel[0], dg.kw = g.kernel[1];
-      dg.sh = g.strides[0], dg.sw = g.strides[1], dg.dh = g.dilations[0], dg.dw = g.dilations[1];
-      dg.ph = g.pads_begin[0], dg.pw = g.pads_begin[1];
-      if (x86::best_isa() == x86::Isa::kAvx512 && cpu::depthwise_avx512_supported(dg)) {
+      const cpu::Conv2dGeometry& dg = kern->geom2d;
+      if (avx512 && cpu::depthwise_avx512_supported(dg)) {
         using Kind = FusedActivation::Kind;
         const FusedActivation& a = kern->act;
         const float inf = std::numeric_limits<float>::infinity();
@@ -757,6 +777,9 @@ Result<std::unique_ptr<Kernel>> make_Conv_gemm(const CompileContext& ctx) {
   for (int d = 0; d < g.rank; ++d)
     pointwise = pointwise && g.kernel[d] == 1 && g.strides[d] == 1 && g.pads_begin[d] == 0 && g.pads_end[d] == 0;
   kern->pointwise = pointwise;
+#if defined(__x86_64__) || defined(_M_X64)
+  kern->im2col_avx512 = !pointwise && avx512 && g.rank == 2 && (g.strides[1] == 1 || g.strides[1] == 2);
+#endif
   // Tile width: a col tile of about kColTileFloats, a multiple of 32 columns (the widest NR).
   int64_t tile = std::clamp<int64_t>(kColTileFloats / kern->k_rows, kMinTile, kMaxTile) / 32 * 32;
   const int64_t planes = kern->batch * kern->group;

@@ -1,8 +1,10 @@
-// Depthwise 2-D convolution of one plane (group == channels, one input channel per output)
-// on AVX-512, reading the input plane in place with masked loads (depthwise_avx512.cc).
-// The general x86 path (padded copy, flat runs; conv_x86.cc) stays for other CPUs and
-// shapes.
+// AVX-512 pieces of the 2-D convolution (conv_avx512.cc), both reading input rows in place
+// with masked loads, so that zero padding costs nothing:
+// - the depthwise plane (group == channels, one input channel per output);
+// - one row of the im2col matrix (the GEMM path's B operand).
+// The general x86 code (conv_x86.cc) stays for other CPUs and shapes.
 //
+// Depthwise:
 // Math (ONNX Conv-11, one plane, NCHW; the summation order of the reference's
 // conv2d_plane: bias first, then the taps row-major, then the residual and the clamp):
 //   Y[oy, ox] = clamp(B + sum_{kh, kw} W[kh, kw] * X[oy*sh + kh*dh - ph, ox*sw + kw*dw - pw]
@@ -17,7 +19,7 @@ namespace tessera::cpu {
 
 /// One plane's geometry: input ih x iw, output oh x ow, kernel kh x kw, strides, dilations
 /// and the leading pads (elements).
-struct DepthwiseGeometry {
+struct Conv2dGeometry {
   int64_t ih = 0, iw = 0, oh = 0, ow = 0, kh = 0, kw = 0, sh = 1, sw = 1, dh = 1, dw = 1, ph = 0, pw = 0;
 };
 
@@ -25,7 +27,7 @@ constexpr int64_t kDepthwiseAvx512MaxTaps = 64;     // kh * kw
 
 /// True when depthwise_plane_avx512 takes this geometry: stride along W of 1 or 2, any
 /// stride along H, kh * kw <= 64.
-inline bool depthwise_avx512_supported(const DepthwiseGeometry& g) {
+inline bool depthwise_avx512_supported(const Conv2dGeometry& g) {
   return (g.sw == 1 || g.sw == 2) && g.sh >= 1 && g.kh >= 1 && g.kw >= 1 && g.kh * g.kw <= kDepthwiseAvx512MaxTaps &&
          g.ow >= 1 && g.oh >= 1 && g.dh >= 1 && g.dw >= 1;
 }
@@ -35,7 +37,7 @@ inline bool depthwise_avx512_supported(const DepthwiseGeometry& g) {
 /// the lanes of the tap's load that fall inside the input row (mask: 16 lanes at stride 1,
 /// 32 at stride 2 of which the even ones are kept), and per block the lanes of the store.
 struct DepthwisePlan {
-  DepthwiseGeometry g;
+  Conv2dGeometry g;
   int64_t blocks = 0;                 // ceil(ow / 16)
   std::vector<int64_t> base;          // blocks * kw
   std::vector<uint32_t> mask;         // blocks * kw
@@ -43,12 +45,21 @@ struct DepthwisePlan {
 };
 
 /// The plan of a supported geometry (depthwise_avx512_supported).
-DepthwisePlan make_depthwise_plan(const DepthwiseGeometry& g);
+DepthwisePlan make_depthwise_plan(const Conv2dGeometry& g);
 
 /// Y (oh x ow, row-major) = the formula above for X (ih x iw) and W (kh x kw, row-major);
 /// zp (oh x ow) may be null (no residual); lo/hi = -inf/+inf for no clamp (Relu: 0/+inf,
 /// Clip: its bounds). Only call on a CPU with AVX-512F.
 void depthwise_plane_avx512(const DepthwisePlan& p, const float* xp, const float* wp, float bias, const float* zp,
                             float* yp, float lo, float hi);
+
+/// One row of the im2col matrix of a 2-D conv (stride along W 1 or 2), for output
+/// positions [j0, j0 + nb) (flattened oy * ow + ox) and the tap (ky, kx):
+///   dst[j] = X[oy*sh - ph + ky*dh, ox*sw - pw + kx*dw] for j0 + j = oy * ow + ox,
+///   0 where that is outside the ih x iw plane xc.
+/// Writes dst[0, nb) and may write garbage up to 15 floats past nb (dst must have room).
+/// Only call on a CPU with AVX-512F, with g.sw of 1 or 2.
+void im2col_row_avx512(const Conv2dGeometry& g, const float* xc, int64_t ky, int64_t kx, int64_t j0, int64_t nb,
+                       float* dst);
 
 }  // namespace tessera::cpu

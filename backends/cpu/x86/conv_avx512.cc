@@ -1,7 +1,7 @@
-// Depthwise 2-D convolution of one plane with AVX-512 masked loads and stores (see
-// depthwise_x86.h); compiled with this ISA's flags (CMakeLists.txt), called only when the
-// CPU has it.
+// AVX-512 pieces of the 2-D convolution (conv_avx512.h); compiled with this ISA's flags
+// (CMakeLists.txt), called only when the CPU has it.
 //
+// Depthwise plane:
 // Each output row is cut into blocks of 16 columns, one zmm register each; four output
 // rows are computed together (four independent FMA chains). A tap's 16 (stride 1) or 32
 // (stride 2, then the even lanes) input floats are read with a masked load whose mask
@@ -16,7 +16,7 @@
 #include <cstdint>
 #include <limits>
 
-#include "backends/cpu/x86/depthwise_x86.h"
+#include "backends/cpu/x86/conv_avx512.h"
 
 namespace tessera::cpu {
 
@@ -35,7 +35,7 @@ inline uint32_t lane_range(int64_t lo, int64_t hi, int lanes) {
 
 }  // namespace
 
-DepthwisePlan make_depthwise_plan(const DepthwiseGeometry& g) {
+DepthwisePlan make_depthwise_plan(const Conv2dGeometry& g) {
   DepthwisePlan p;
   p.g = g;
   p.blocks = (g.ow + 15) / 16;
@@ -58,7 +58,7 @@ namespace {
 template <int S>
 void plane(const DepthwisePlan& p, const float* xp, const float* wp, float bias, const float* zp, float* yp, float lo,
            float hi) {
-  const DepthwiseGeometry& g = p.g;
+  const Conv2dGeometry& g = p.g;
   const int64_t taps = g.kh * g.kw;
   __m512 w[kDepthwiseAvx512MaxTaps];
   for (int64_t t = 0; t < taps; ++t) w[t] = _mm512_set1_ps(wp[t]);
@@ -112,6 +112,51 @@ void depthwise_plane_avx512(const DepthwisePlan& p, const float* xp, const float
                             float* yp, float lo, float hi) {
   if (p.g.sw == 1) plane<1>(p, xp, wp, bias, zp, yp, lo, hi);
   else plane<2>(p, xp, wp, bias, zp, yp, lo, hi);
+}
+
+namespace {
+
+template <int S>
+void im2col_row(const Conv2dGeometry& g, const float* xc, int64_t ky, int64_t kx, int64_t j0, int64_t nb, float* dst) {
+  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512 zero = _mm512_setzero_ps();
+  const int64_t c = kx * g.dw - g.pw;  // input column of output column 0
+  int64_t oy = j0 / g.ow, a = j0 % g.ow, j = 0;
+  while (j < nb) {
+    const int64_t e = std::min(g.ow, a + (nb - j));  // this run: output columns [a, e)
+    float* d = dst + j - a;                            // d[ox]
+    const int64_t iy = oy * g.sh - g.ph + ky * g.dh;
+    if (iy < 0 || iy >= g.ih) {
+      for (int64_t ox = a; ox < e; ox += 16) _mm512_storeu_ps(d + ox, zero);
+    } else {
+      const float* row = xc + iy * g.iw;
+      for (int64_t ox = a; ox < e; ox += 16) {
+        const int64_t col = ox * S + c;  // input column of lane 0
+        // Lanes inside the row and (stride 2: even lanes) below the run's end.
+        const uint32_t m = lane_range(-col, std::min(g.iw - col, S == 1 ? e - ox : 2 * (e - ox) - 1), 16 * S);
+        __m512 x;
+        if (S == 1) {
+          x = _mm512_maskz_loadu_ps(static_cast<__mmask16>(m), row + col);
+        } else {
+          const __m512 x0 = _mm512_maskz_loadu_ps(static_cast<__mmask16>(m), row + col);
+          const __m512 x1 = _mm512_maskz_loadu_ps(static_cast<__mmask16>(m >> 16), row + col + 16);
+          x = _mm512_permutex2var_ps(x0, even, x1);
+        }
+        _mm512_storeu_ps(d + ox, x);
+      }
+    }
+    j += e - a;
+    a = 0;
+    ++oy;
+  }
+}
+
+}  // namespace
+
+void im2col_row_avx512(const Conv2dGeometry& g, const float* xc, int64_t ky, int64_t kx, int64_t j0, int64_t nb,
+                       float* dst) {
+  if (g.sw == 1) im2col_row<1>(g, xc, ky, kx, j0, nb, dst);
+  else im2col_row<2>(g, xc, ky, kx, j0, nb, dst);
 }
 
 }  // namespace tessera::cpu
