@@ -265,7 +265,7 @@ def case_equiv(args):
     if resume_diff > 1e-5:
         fail.append(f"resumed in one process and under dp={dp},tp={tp}, the tensor-parallel checkpoint ends {resume_diff:.3g} "
                     "away from the single one")
-    print(f"| {len(mt)} | {args.model} | dp={dp},tp={tp} ({dp * tp} ranks) | {args.optimizer} | {diff:.2g} | {loss_diff:.2g} | "
+    print(f"| {len(mt)} | {args.model}{' (Gemm)' if args.gemm else ''} | dp={dp},tp={tp} ({dp * tp} ranks) | {args.optimizer} | {diff:.2g} | {loss_diff:.2g} | "
           f"{measured} | {want} | {resume_diff:.2g} | {t1 - t0:.1f} s / {t2 - t1:.1f} s |")
     if fail:
         print("FAIL:\n  " + "\n  ".join(fail))
