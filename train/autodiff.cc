@@ -15,6 +15,7 @@ const GradRuleTable& grad_rules() {
     register_linear_grads(t);
     register_norm_grads(t);
     register_shape_grads(t);
+    register_collective_grads(t);
     return t;
   }();
   return kTable;

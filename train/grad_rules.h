@@ -77,6 +77,8 @@ void register_elementwise_grads(GradRuleTable& t);
 void register_linear_grads(GradRuleTable& t);
 void register_norm_grads(GradRuleTable& t);
 void register_shape_grads(GradRuleTable& t);
+/// The transposes of train/boxing.h's collective nodes.
+void register_collective_grads(GradRuleTable& t);
 /// Key: "domain:op" with "" for ONNX.
 const GradRuleTable& grad_rules();
 

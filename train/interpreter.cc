@@ -11,6 +11,7 @@ const KernelTable& kernel_table() {
     register_linear_kernels(t);
     register_norm_kernels(t);
     register_shape_kernels(t);
+    register_collective_kernels(t);
     return t;
   }();
   return kTable;

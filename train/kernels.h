@@ -52,6 +52,8 @@ void register_elementwise_kernels(KernelTable& t);
 void register_linear_kernels(KernelTable& t);
 void register_norm_kernels(KernelTable& t);
 void register_shape_kernels(KernelTable& t);
+/// The collective nodes of train/boxing.h (AllReduce, AllGather, ...).
+void register_collective_kernels(KernelTable& t);
 /// The table of every kernel above, built once.
 const KernelTable& kernel_table();
 

@@ -45,6 +45,7 @@
 #include "train/fsdp.h"
 #include "train/mesh.h"
 #include "train/sharded_checkpoint.h"
+#include "train/tensor_parallel.h"
 #include "train/trainer.h"
 
 using namespace tessera;
@@ -209,7 +210,9 @@ int main(int argc, char** argv) {
   app.add_option("--max-steps", max_steps, "stop after this many steps in total");
   app.add_flag("--bn-eval", bn_eval, "keep BatchNormalization in inference mode (running statistics fixed)");
   app.add_flag("--quiet", quiet, "no progress bar");
-  app.add_option("--parallel", parallel, "dp=N: data parallel over N ranks (run under mpirun -np N)");
+  app.add_option("--parallel", parallel,
+                 "dp=N: data parallel over N ranks; tp=N: tensor parallel (a model converted with --shard tp=N); "
+                 "dp=D,tp=T: a D x T mesh (run under mpirun -np D*T)");
   app.add_option("--bucket-mb", bucket_mb, "data parallel: gradient bucket size in MiB")->check(CLI::PositiveNumber);
   app.add_option("--zero", zero, "data parallel: ZeRO stage (0: none; 1: optimizer state sharded; 2: and gradients; 3: and parameters, FSDP)")
       ->check(CLI::Range(0, 3));
@@ -223,19 +226,32 @@ int main(int argc, char** argv) {
   // ---- data parallel: the world communicator (gradients) and a second one for control
   // traffic (hashes, losses, validation sums), so the first one's CommStats count the
   // gradient bytes alone.
-  int dp = 1, pp = 1;
+  int dp = 1, tp = 1, pp = 1;
+  train::ParallelSpec pspec;
   if (!parallel.empty()) {
     auto spec = train::parse_parallel(parallel);
     if (!spec.is_ok()) {
       std::cerr << "tessera-finetune: error: " << spec.status().message() << "\n";
       return 2;
     }
-    if (spec->tp > 1) {
+    if (spec->tp > 1 && spec->pp > 1) {
       std::cerr << "tessera-finetune: error: --parallel '" << parallel
-                << "': tensor and pipeline parallelism are not implemented yet (give dp=N)\n";
+                << "': tensor and pipeline parallelism together are not implemented yet (give dp=D,tp=T or dp=D,pp=P)\n";
       return 2;
     }
+    if (spec->tp > 1 && replace_head > 0) {
+      std::cerr << "tessera-finetune: error: --replace-head with --parallel " << parallel
+                << ": not with tensor parallelism (replace the head in one process, tessera export the result, convert it with --shard)\n";
+      return 2;
+    }
+    if (spec->tp > 1 && zero > 0) {
+      std::cerr << "tessera-finetune: error: --zero " << zero << " with --parallel " << parallel
+                << ": ZeRO is not combined with tensor parallelism yet\n";
+      return 2;
+    }
+    pspec = *spec;
     dp = spec->dp;
+    tp = spec->tp;
     pp = spec->pp;
   }
   if (pp == 1 && (micro_batches > 0 || app.count("--schedule"))) {
@@ -246,6 +262,12 @@ int main(int argc, char** argv) {
     std::cerr << "tessera-finetune: error: --zero " << zero << " with --parallel " << parallel << ": ZeRO with pipeline stages is not implemented\n";
     return 2;
   }
+  // Tensor parallel: the mesh's communicators; the data-parallel gradient traffic goes over
+  // its dp communicator, the boxing collectives over its tp one.
+  train::Mesh mesh;
+  std::unique_ptr<train::Communicator> tp_ctrl;
+  std::unique_ptr<train::TensorParallel> tpar;
+  const int nranks = dp * tp * pp;
   std::unique_ptr<train::Communicator> world, ctrl;
   std::unique_ptr<train::GradientBuckets> buckets;
   std::unique_ptr<train::ZeroStage1> zero1;
@@ -275,12 +297,32 @@ int main(int argc, char** argv) {
     world = std::move(*w);
     rank = world->rank();
     who = "[rank " + std::to_string(rank) + "] ";
-    if (world->size() != dp * pp)
-      return fail("--parallel " + (pp > 1 ? parallel : "dp=" + std::to_string(dp)) + " but the job has " + std::to_string(world->size()) +
-                  " ranks (launch with mpirun -np " + std::to_string(dp * pp) + ")");
+    if (world->size() != nranks)
+      return fail("--parallel " + (tp > 1 || pp > 1 ? parallel : "dp=" + std::to_string(dp)) + " but the job has " +
+                  std::to_string(world->size()) + " ranks (launch with mpirun -np " + std::to_string(nranks) + ")");
     auto c = world->split(0, rank);
     if (!c.is_ok()) return fatal("communicator split: " + c.status().message());
     ctrl = std::move(*c);
+    if (tp > 1) {
+      auto m = train::make_mesh(*world, pspec);
+      if (!m.is_ok()) return fatal(m.status().message());
+      mesh = std::move(*m);
+      auto tc = mesh.tp->split(0, mesh.tp_index);
+      if (!tc.is_ok()) return fatal("communicator split: " + tc.status().message());
+      tp_ctrl = std::move(*tc);
+    }
+  }
+  // The gradient all-reduce runs over the data-parallel ranks; its rank picks the batch slice.
+  train::Communicator* gcomm = tp > 1 ? mesh.dp.get() : world.get();
+  const int dp_rank = tp > 1 ? mesh.dp_index : rank;
+  // Communicator errors name ranks of the mesh dim's communicator: their world ranks.
+  std::string tp_groups;
+  if (tp > 1) {
+    std::string d, t;
+    for (int i = 0; i < dp; ++i) d += (i ? "," : "") + std::to_string(i * tp + mesh.tp_index);
+    for (int i = 0; i < tp; ++i) t += (i ? "," : "") + std::to_string(mesh.dp_index * tp + i);
+    tp_groups = " (tensor-parallel ranks 0.." + std::to_string(tp - 1) + " are world ranks " + t + "; data-parallel ranks 0.." +
+                std::to_string(dp - 1) + " are world ranks " + d + ")";
   }
   const bool root = rank == 0;
   struct Finalize {  // communicators first, then MPI
@@ -288,16 +330,24 @@ int main(int argc, char** argv) {
     std::unique_ptr<train::GradientBuckets>* b;
     std::unique_ptr<train::ZeroStage1>* z;
     std::unique_ptr<train::ShardedDataParallel>* z23;
+    std::unique_ptr<train::TensorParallel>* tpar;
+    std::unique_ptr<train::Communicator>* tc;
+    train::Mesh* mesh;
     ~Finalize() {
       if (!*w) return;
       b->reset();
       z->reset();
       z23->reset();
+      tpar->reset();
+      tc->reset();
+      mesh->dp.reset();
+      mesh->tp.reset();
+      mesh->pp.reset();
       c->reset();
       w->reset();
       train::mpi_finalize();
     }
-  } finalize{&world, &ctrl, &buckets, &zero1, &zero23};
+  } finalize{&world, &ctrl, &buckets, &zero1, &zero23, &tpar, &tp_ctrl, &mesh};
   if (!root) quiet = true;
   if (model_path.empty() == resume_path.empty()) return fail("give exactly one of --model and --resume");
   if (metrics_path.empty()) metrics_path = out_path + ".metrics.jsonl";
@@ -381,10 +431,25 @@ int main(int argc, char** argv) {
     po.epoch_order = epoch_order;
     return finetune::run_pipeline(po, **model, train_data->x, train_data->y, val_data->x, val_data->y, *world, *ctrl);
   }
-  auto trainer_r = train::Trainer::create(**model, cfg);
+  // Tensor parallel: this rank's local model (its weight slices, boxing nodes); the trainer
+  // clips nothing itself (the norm is over all ranks' slices, TensorParallel).
+  const Model* train_model = model->get();
+  if (tp > 1) {
+    auto tpr = train::TensorParallel::create(**model, *mesh.tp, *tp_ctrl);
+    if (!tpr.is_ok()) return fail(tpr.status().message());  // every rank reads the same file: all stop
+    tpar = std::move(*tpr);
+    train_model = &tpar->local_model();
+    cfg.clip_norm = 0;
+    if (root) {
+      std::cerr << "tessera-finetune: tensor parallel over " << tp << " ranks x data parallel over " << dp << ": "
+                << tpar->report().size() << " boxing node(s)\n";
+      for (const std::string& l : tpar->report()) std::cerr << "  " << l << "\n";
+    }
+  }
+  auto trainer_r = train::Trainer::create(*train_model, cfg);
   if (!trainer_r.is_ok()) return fail(trainer_r.status().message());
   train::Trainer& t = **trainer_r;
-  if (dp > 1 && t.batchnorm_training())
+  if (nranks > 1 && t.batchnorm_training())
     return fail("--parallel dp=" + std::to_string(dp) +
                 ": the model has BatchNormalization in training mode, whose batch statistics would be per rank (no "
                 "synchronized BatchNormalization yet); give --bn-eval");
@@ -397,7 +462,7 @@ int main(int argc, char** argv) {
   if (world) {
     std::vector<Shape> shapes;
     for (const auto& p : t.params()) shapes.push_back(p.value.shape());
-    auto b = train::GradientBuckets::create(*world, shapes, static_cast<int64_t>(bucket_mb * 1024 * 1024));
+    auto b = train::GradientBuckets::create(*gcomm, shapes, static_cast<int64_t>(bucket_mb * 1024 * 1024));
     if (!b.is_ok()) return fail("--bucket-mb: " + b.status().message());
     buckets = std::move(*b);
     if (zero == 1) {
@@ -418,7 +483,7 @@ int main(int argc, char** argv) {
                   << "gradients and optimizer state sharded along dim 0 over " << dp << " ranks, " << zero23->buckets()
                   << " gradient bucket(s)\n";
     }
-    if (root && !zero1 && !zero23)
+    if (root && !zero1 && !zero23 && !tpar)
       std::cerr << "tessera-finetune: data parallel over " << dp << " ranks: global batch " << batch << ", " << buckets->buckets()
                 << " gradient bucket(s) of at most " << bucket_mb << " MiB, " << buckets->gradient_bytes() << " gradient bytes\n";
   }
@@ -426,7 +491,9 @@ int main(int argc, char** argv) {
   for (const Data* d : {&*train_data, &*val_data}) {
     Shape xs = d->x.shape();
     xs[0] = std::min<int64_t>(batch, d->n);
-    Status s = t.check_input(xs);
+    // Tensor parallel: the runtime's planner checks the global model (the local one has
+    // tessera.train collective nodes it does not know).
+    Status s = tpar ? train::check_model_input(**model, xs) : t.check_input(xs);
     if (!s.is_ok()) return fail((d == &*train_data ? "--train: " : "--val: ") + s.message());
   }
   if (zero == 3) {  // from here on a rank holds only its rows of each parameter
@@ -454,19 +521,26 @@ int main(int argc, char** argv) {
     if (!s.is_ok()) { fatal("gathering the ZeRO optimizer state: " + s.message()); return false; }
     return true;
   };
+  // Writes the model (rank 0); tensor parallel: the full model gathered from every tensor
+  // rank's slices first (collective).
+  auto save_model = [&](const std::string& path) -> Status {
+    if (!tpar) return root ? t.save(path) : Status::ok();
+    TSR_ASSIGN_OR_RETURN(auto full, tpar->gather(*t.snapshot()));
+    return root ? write_tsr_file(*full, path) : Status::ok();
+  };
   // Under ZeRO the checkpoint holds every rank's shard as weight chunks (one file, written
   // by rank 0 atomically), so that it resumes at any world size.
   auto checkpoint = [&]() -> bool {
     if (!gather_state(0)) return false;
     Status s = Status::ok();
-    if (root) {
+    if (!zero1 && !zero23) {
+      s = save_model(ckpt_path);
+    } else if (root) {
       std::shared_ptr<Model> m = t.snapshot();
-      if (zero1 || zero23) {
-        std::vector<std::string> names;
-        std::vector<Shape> shapes;
-        for (const auto& p : t.params()) { names.push_back(p.name); shapes.push_back(p.value.shape()); }
-        s = train::shard_checkpoint(*m, names, zero23 ? zero23->layout() : train::flat_layout(shapes, dp), zero);
-      }
+      std::vector<std::string> names;
+      std::vector<Shape> shapes;
+      for (const auto& p : t.params()) { names.push_back(p.name); shapes.push_back(p.value.shape()); }
+      s = train::shard_checkpoint(*m, names, zero23 ? zero23->layout() : train::flat_layout(shapes, dp), zero);
       if (s.is_ok()) s = write_tsr_file(*m, ckpt_path);
     }
     if (zero23) zero23->release_values(t.mutable_params());
@@ -476,10 +550,11 @@ int main(int argc, char** argv) {
   // Validation: each rank evaluates its contiguous slice of the validation rows; the sums
   // of losses and of correct rows are summed over ranks.
   auto validate = [&]() -> Result<ValResult> {
-    auto [v0, v1] = train::split_rows(val_data->n, dp, rank);
+    auto [v0, v1] = train::split_rows(val_data->n, dp, dp_rank);
     TSR_ASSIGN_OR_RETURN(ValResult v, validate_rows(t, *val_data, batch, ce, v0, v1, zero23 ? zero23->source() : nullptr,
                                                      (train::split_rows(val_data->n, dp, 0).second + batch - 1) / batch));
-    if (ctrl && dp > 1) {
+    if (tpar && mesh.tp_index != 0) v = ValResult{};  // the tensor ranks of a dp rank computed the same sums
+    if (ctrl && nranks > 1) {
       double sums[2] = {v.loss, v.accuracy};
       TSR_RETURN_IF_ERROR(ctrl->all_reduce(sums, sums, 2, DType::kFloat64, train::ReduceOp::kSum));
       v.loss = sums[0];
@@ -489,7 +564,7 @@ int main(int argc, char** argv) {
     v.accuracy = ce ? v.accuracy / static_cast<double>(val_data->n) : -1;
     return v;
   };
-  uint64_t comm_sent_total = 0;
+  uint64_t comm_sent_total = 0, tp_sent_total = 0, tp_payload_total = 0;
   int64_t dp_steps = 0;
   std::string peak_json;
   // ZeRO-3: how often a step all-gathers parameter i (once per pass that reads it).
@@ -515,12 +590,13 @@ int main(int argc, char** argv) {
     } else {
       // This rank's contiguous slice [b0 + r0, b0 + r1) of the global batch [b0, b1).
       const int64_t rows = static_cast<int64_t>(b1 - b0);
-      auto [r0, r1] = train::split_rows(rows, dp, rank);
+      auto [r0, r1] = train::split_rows(rows, dp, dp_rank);
       std::vector<Tensor> grads;
       double local_loss = 0;
       // The loss is a mean over rows: weight this rank's mean by its share of the rows.
       const double weight = static_cast<double>(r1 - r0) / static_cast<double>(rows);
-      const uint64_t before = world->stats().total();
+      const uint64_t before = gcomm->stats().total(), tp_before = tpar ? mesh.tp->stats().total() : 0,
+                     tp_payload = tpar ? tpar->all_reduce_payload_bytes() : 0;
       // Data parallel without ZeRO: each bucket's all-reduce starts as soon as the backward
       // pass has made its gradients.
       if (!zero1 && !zero23) buckets->begin(weight);
@@ -533,13 +609,13 @@ int main(int argc, char** argv) {
         const bool none = r1 <= r0;
         const size_t a = none ? b0 : b0 + r0, z = none ? b0 + 1 : b0 + r1;
         Tensor x = gather_rows(train_data->x, order, a, z), y = gather_rows(train_data->y, order, a, z);
-        auto ll = t.compute_gradients_sharded(x, y, static_cast<uint64_t>(rank), on_grad, zero == 3 ? zero23->source() : nullptr);
+        auto ll = t.compute_gradients_sharded(x, y, static_cast<uint64_t>(dp_rank), on_grad, zero == 3 ? zero23->source() : nullptr);
         if (!ll.is_ok()) return fatal(ll.status().message());
         local_loss = none ? 0.0 : *ll;
       } else if (r1 > r0) {
         Tensor x = gather_rows(train_data->x, order, b0 + r0, b0 + r1), y = gather_rows(train_data->y, order, b0 + r0, b0 + r1);
-        auto ll = t.compute_gradients(x, y, &grads, static_cast<uint64_t>(rank), zero1 ? nullptr : &on_grad);
-        if (!ll.is_ok()) return fatal(ll.status().message());
+        auto ll = t.compute_gradients(x, y, &grads, static_cast<uint64_t>(dp_rank), zero1 ? nullptr : &on_grad);
+        if (!ll.is_ok()) return fatal(ll.status().message() + tp_groups);
         local_loss = *ll;
       } else {  // fewer rows than ranks: this rank contributes zeros
         for (const auto& p : t.params()) grads.push_back(Tensor::allocate(DType::kFloat32, p.value.shape()).value());
@@ -551,38 +627,51 @@ int main(int argc, char** argv) {
                           : buckets->finish(grads);
       if (s.is_ok() && zero23)
         s = t.apply_external_step([&](std::vector<train::Param>& ps, int64_t st) { return zero23->step(ps, cur_lr, st, clip); });
-      if (!s.is_ok()) return fatal((zero1 || zero23 ? "ZeRO step " : "gradient all-reduce at step ") + std::to_string(step) + ": " + s.message());
-      const uint64_t sent = world->stats().total() - before;
+      if (!s.is_ok())
+        return fatal((zero1 || zero23 ? "ZeRO step " : "gradient all-reduce at step ") + std::to_string(step) + ": " + s.message() + tp_groups);
+      const uint64_t sent = gcomm->stats().total() - before, tp_sent = tpar ? mesh.tp->stats().total() - tp_before : 0;
       const uint64_t ring = zero1 ? zero1->ring_bytes_exact() : zero23 ? zero23->ring_bytes_exact(acquisitions) : buckets->ring_bytes_exact();
       comm_sent_total += sent;
       ++dp_steps;
       // Control traffic (own communicator): the global loss and every rank's byte counts.
-      double gl = local_loss * weight;
+      double gl = tpar && mesh.tp_index != 0 ? 0.0 : local_loss * weight;  // once per dp rank
       s = ctrl->all_reduce(&gl, &gl, 1, DType::kFloat64, train::ReduceOp::kSum);
-      int64_t mine[4] = {static_cast<int64_t>(sent), static_cast<int64_t>(ring), zero23 ? static_cast<int64_t>(zero23->peak_gathered_bytes()) : 0,
+      tp_sent_total += tp_sent;
+      if (tpar) tp_payload_total += tpar->all_reduce_payload_bytes() - tp_payload;
+      int64_t mine[5] = {static_cast<int64_t>(sent), static_cast<int64_t>(ring), static_cast<int64_t>(tp_sent),
+                         zero23 ? static_cast<int64_t>(zero23->peak_gathered_bytes()) : 0,
                          zero23 ? static_cast<int64_t>(zero23->peak_gradient_buffer_bytes()) : 0};
-      std::vector<int64_t> all(4 * static_cast<size_t>(dp));
-      if (s.is_ok()) s = ctrl->all_gather(mine, all.data(), 4, DType::kInt64);
+      std::vector<int64_t> all(5 * static_cast<size_t>(nranks));
+      if (s.is_ok()) s = ctrl->all_gather(mine, all.data(), 5, DType::kInt64);
       if (!s.is_ok()) return fatal("step " + std::to_string(step) + ": " + s.message());
+      if (tpar && clip > 0) {
+        auto norm = tpar->clip_grad_global_norm(grads, t.params(), clip);
+        if (!norm.is_ok()) return fatal("gradient norm at step " + std::to_string(step) + ": " + norm.status().message());
+      }
       if (!zero1 && !zero23) {
         s = t.apply_gradients(grads, cur_lr);
         if (!s.is_ok()) return fatal(s.message());
       }
       l = gl;
-      std::string m = "[", e = "[", pk = "[", gb = "[";
-      for (int r = 0; r < dp; ++r) {
-        m += (r ? "," : "") + std::to_string(all[4 * r]);
-        e += (r ? "," : "") + std::to_string(all[4 * r + 1]);
-        pk += (r ? "," : "") + std::to_string(all[4 * r + 2]);
-        gb += (r ? "," : "") + std::to_string(all[4 * r + 3]);
+      std::string m = "[", e = "[", tpm = "[", pk = "[", gb = "[";
+      for (int r = 0; r < nranks; ++r) {
+        m += (r ? "," : "") + std::to_string(all[5 * r]);
+        e += (r ? "," : "") + std::to_string(all[5 * r + 1]);
+        tpm += (r ? "," : "") + std::to_string(all[5 * r + 2]);
+        pk += (r ? "," : "") + std::to_string(all[5 * r + 3]);
+        gb += (r ? "," : "") + std::to_string(all[5 * r + 4]);
       }
+      if (tpar)  // the boxing collectives of this step over each rank's tp communicator, and rank 0's ring theory
+        comm_json = ",\"tp\":" + std::to_string(tp) + ",\"dp\":" + std::to_string(dp) + ",\"tp_comm_bytes_per_rank\":" + tpm +
+                    "],\"tp_comm_bytes_theory\":" +
+                    json_num(2.0 * (tp - 1) / tp * static_cast<double>(tpar->all_reduce_payload_bytes() - tp_payload));
       if (zero23) {
         peak_json = pk + "]";
-        comm_json = ",\"parameter_bytes\":" + std::to_string(zero23->parameter_bytes()) + ",\"gathered_peak_bytes_per_rank\":" + peak_json +
-                    ",\"gradient_buffer_peak_bytes_per_rank\":" + gb + "]";
+        comm_json += ",\"parameter_bytes\":" + std::to_string(zero23->parameter_bytes()) + ",\"gathered_peak_bytes_per_rank\":" + peak_json +
+                     ",\"gradient_buffer_peak_bytes_per_rank\":" + gb + "]";
         if (zero == 3) comm_json += ",\"gathers_per_param\":" + acq_json;  // all-gathers per step: passes reading it
       }
-      comm_json += ",\"world_size\":" + std::to_string(dp) + ",\"comm_bytes\":" + std::to_string(sent) + ",\"comm_bytes_per_rank\":" + m +
+      comm_json += ",\"world_size\":" + std::to_string(nranks) + ",\"comm_bytes\":" + std::to_string(sent) + ",\"comm_bytes_per_rank\":" + m +
                   "],\"comm_bytes_ring_per_rank\":" + e + "],\"comm_bytes_theory\":" + json_num(buckets->ring_bytes_formula()) +
                   ",\"gradient_bytes\":" + std::to_string(buckets->gradient_bytes()) + ",\"buckets\":" + std::to_string(zero1 ? 1 : zero23 ? zero23->buckets() : buckets->buckets()) +
                   ",\"buckets_started_in_backward\":" + std::to_string(zero1 ? 0 : zero23 ? zero23->started_early() : buckets->started_early()) +
@@ -623,15 +712,20 @@ int main(int argc, char** argv) {
   auto v = validate();
   if (!v.is_ok()) return fatal(v.status().message());
   if (!gather_state(-1)) return 1;  // ZeRO: full optimizer state (and, stage 3, parameters) on every rank
-  if (world && dp > 1) {
-    // Every rank's weights must be the same: the hash of its parameters, all-gathered.
-    uint64_t h = 0;
-    for (const auto& p : t.params()) h = h * 1000003ULL ^ hash_bytes(p.value.data(), p.value.nbytes());
-    std::vector<uint64_t> all(static_cast<size_t>(dp));
-    Status s = ctrl->all_gather(&h, all.data(), 1, DType::kInt64);
+  if (world && nranks > 1) {
+    // Every rank's weights must be the same as those of the rank holding the same slices
+    // (rank r % tp), and the replicated ones the same everywhere: hashes, all-gathered.
+    uint64_t h[2] = {0, tpar ? tpar->replicated_hash(t.params()) : 0};
+    for (const auto& p : t.params()) h[0] = h[0] * 1000003ULL ^ hash_bytes(p.value.data(), p.value.nbytes());
+    std::vector<uint64_t> all(2 * static_cast<size_t>(nranks));
+    Status s = ctrl->all_gather(h, all.data(), 2, DType::kInt64);
     if (!s.is_ok()) return fatal("final weight check: " + s.message());
-    for (int r = 1; r < dp; ++r)
-      if (all[r] != all[0]) return fatal("rank " + std::to_string(r) + " ended with other weights than rank 0 (a bug: please report)");
+    for (int r = 1; r < nranks; ++r) {
+      if (all[2 * r] != all[2 * (r % tp)])
+        return fatal("rank " + std::to_string(r) + " ended with other weights than rank " + std::to_string(r % tp) + " (a bug: please report)");
+      if (all[2 * r + 1] != all[1])
+        return fatal("rank " + std::to_string(r) + " ended with other replicated weights than rank 0 (a bug: please report)");
+    }
   }
   if (world && dp_steps > 0 && root && zero23) {
     const int n = dp;
@@ -646,12 +740,21 @@ int main(int argc, char** argv) {
     if (zero == 3)
       std::printf("ZeRO stage 3: rank 0's parameter all-gathers: %llu prefetched (overlapping computation), %llu blocking\n",
                   static_cast<unsigned long long>(zero23->prefetched_gathers()), static_cast<unsigned long long>(zero23->blocking_gathers()));
-  } else if (world && dp_steps > 0 && root)
+  } else if (world && dp_steps > 0 && root && !(tpar && dp == 1))
     std::printf("data parallel%s: %d ranks, %lld steps; gradient bytes %llu per step; rank 0 sent %llu bytes per step "
                 "(ring exact %llu, theory 2(N-1)/N * gradient bytes = %.1f)\n",
                 zero1 ? " (ZeRO stage 1)" : "", dp, static_cast<long long>(dp_steps), static_cast<unsigned long long>(buckets->gradient_bytes()),
                 static_cast<unsigned long long>(comm_sent_total / dp_steps), static_cast<unsigned long long>(zero1 ? zero1->ring_bytes_exact() : buckets->ring_bytes_exact()),
                 buckets->ring_bytes_formula());
+  if (tpar && dp_steps > 0 && root)
+    std::printf("tensor parallel: tp=%d dp=%d, %lld steps; the tp communicator of rank 0 sent %llu bytes per step (boxing "
+                "collectives; theory 2(T-1)/T * all-reduced activation bytes = %.1f)\n",
+                tp, dp, static_cast<long long>(dp_steps), static_cast<unsigned long long>(tp_sent_total / dp_steps),
+                2.0 * (tp - 1) / tp * static_cast<double>(tp_payload_total) / static_cast<double>(dp_steps));
+  if (tpar) {  // every tensor rank takes part in gathering the model
+    Status s = save_model(out_path);
+    if (!s.is_ok()) return fatal("--out: " + s.message());
+  }
   if (!root) {
     if (ctrl) {
       Status s = ctrl->barrier();  // rank 0 writes the output
@@ -659,9 +762,11 @@ int main(int argc, char** argv) {
     }
     return 0;
   }
-  Status s = t.save(out_path);
-  if (!s.is_ok()) return fatal("--out: " + s.message());
-  if (ctrl && dp > 1) {
+  if (!tpar) {
+    Status s = t.save(out_path);
+    if (!s.is_ok()) return fatal("--out: " + s.message());
+  }
+  if (ctrl && nranks > 1) {
     Status b = ctrl->barrier();
     if (!b.is_ok()) return fail(b.message());
   }

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 
 #include "converter/converter.h"
+#include "converter/sharding.h"
 #include "npy.h"
 #include "pipeline_cmd.h"
 #include "tessera/session.h"
@@ -204,10 +205,20 @@ Result<std::unique_ptr<Session>> open_session(const std::string& path, const std
 
 // ---- commands ----
 
-int cmd_convert(const std::string& in, const std::string& out, const ConvertOptions& opt) {
+int cmd_convert(const std::string& in, const std::string& out, const ConvertOptions& opt, const std::string& shard) {
   auto t0 = Clock::now();
   ConvertReport rep;
-  Status s = convert_onnx_file(in, out, opt, &rep);
+  ShardReport srep;
+  Status s;
+  if (shard.empty()) {
+    s = convert_onnx_file(in, out, opt, &rep);
+  } else {  // --shard tp=N: the sharding annotations before the file is written
+    auto tp = parse_shard_spec(shard);
+    auto m = tp.is_ok() ? import_onnx(in, opt, &rep) : Result<std::shared_ptr<Model>>(tp.status());
+    s = m.is_ok() ? optimize_model(**m, opt, &rep) : m.status();
+    if (s.is_ok()) s = annotate_tensor_parallel(**m, *tp, &srep);
+    if (s.is_ok()) s = write_tsr_file(**m, out);
+  }
   if (!s.is_ok()) return fail(s);
   for (const auto& w : rep.warnings) std::cerr << "tessera: warning: " << w << "\n";
   std::printf("converted %s -> %s in %.1f ms\n", in.c_str(), out.c_str(), ms_since(t0));
@@ -216,6 +227,11 @@ int cmd_convert(const std::string& in, const std::string& out, const ConvertOpti
               "removed)\n",
               rep.nodes_in, rep.functions_expanded, rep.nodes_out, rep.constants_to_weights, rep.folded, rep.batchnorms_folded,
               rep.conv_affine_folded, rep.hardswish_fused, rep.gelu_fused, rep.dead_removed);
+  if (!shard.empty()) {
+    std::printf("  --shard %s: %d column/row parallel pair(s) annotated (%d MLP, %d attention), %d vocab-parallel embedding(s)\n",
+                shard.c_str(), srep.pairs, srep.pairs - srep.attention, srep.attention, srep.embeddings);
+    for (const std::string& l : srep.lines) std::printf("    %s\n", l.c_str());
+  }
   return 0;
 }
 
@@ -445,6 +461,8 @@ int tessera_main(int argc, char** argv) {
   convert->add_flag("--no-fold", no_fold, "skip constant folding");
   convert->add_flag("--no-bn-fold", no_bn, "skip Conv+BatchNormalization folding");
   convert->add_flag("--no-dce", no_dce, "skip dead-code removal");
+  std::string conv_shard;
+  convert->add_option("--shard", conv_shard, "tp=N: annotate Megatron-style tensor-parallel sharding for N ranks");
   int pipeline_stages = 0;
   convert->add_option("--pipeline-stages", pipeline_stages, "cut into P pipeline stages (Node::pipeline_stage), balancing parameter bytes")
       ->check(CLI::Range(1, 65536));
@@ -508,7 +526,7 @@ int tessera_main(int argc, char** argv) {
     copt.fold_constants = !no_fold;
     copt.fold_batchnorm = !no_bn;
     copt.remove_dead = !no_dce;
-    const int rc = cmd_convert(conv_in, conv_out, copt);
+    const int rc = cmd_convert(conv_in, conv_out, copt, conv_shard);
     return rc != 0 || pipeline_stages == 0 ? rc : cmd_pipeline_stages(conv_out, pipeline_stages);
   }
   if (*inspect) return cmd_inspect(insp_path, insp_json);

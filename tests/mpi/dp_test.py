@@ -69,11 +69,17 @@ def run(cmd, check=True, timeout=300):
     return r
 
 
-def build_model(rng, d_in=8, hidden=16, classes=4):
+def build_model(rng, d_in=8, hidden=16, classes=4, ffn=0):
+    """ffn > 0 (tests/mpi/tp_test.py): the Gelu sits inside an MLP pair, LayerNorm -> fc2
+    [hidden, ffn] + b2 -> Gelu -> fc_out [ffn, hidden] + b_out -> residual, whose hidden
+    size ffn is what --shard tp=N cuts."""
     w = {"w1": rng.normal(0, 0.4, (d_in, hidden)), "b1": rng.normal(0, 0.1, hidden),
          "ln_scale": 1 + rng.normal(0, 0.1, hidden), "ln_bias": rng.normal(0, 0.1, hidden),
          "w2": rng.normal(0, 0.3, (hidden, hidden)), "b2": rng.normal(0, 0.1, hidden),
          "w3": rng.normal(0, 0.3, (hidden, classes)), "b3": rng.normal(0, 0.1, classes)}
+    if ffn:
+        w.update(w2=rng.normal(0, 0.3, (hidden, ffn)), b2=rng.normal(0, 0.1, ffn),
+                 w_out=rng.normal(0, 0.3, (ffn, hidden)), b_out=rng.normal(0, 0.1, hidden))
     w = {k: v.astype(np.float32) for k, v in w.items()}
     consts = {"half": np.array(0.5, np.float32), "one": np.array(1.0, np.float32),
               "sqrt2": np.array(np.sqrt(2.0), np.float32)}
@@ -87,6 +93,15 @@ def build_model(rng, d_in=8, hidden=16, classes=4):
              n("MatMul", ["gelu", "w2"], ["h2"], name="fc2"), n("Add", ["h2", "b2"], ["h2b"], name="fc2_bias"),
              n("Add", ["h2b", "h1b"], ["res"], name="residual"),
              n("MatMul", ["res", "w3"], ["h3"], name="head"), n("Add", ["h3", "b3"], ["out"], name="head_bias")]
+    if ffn:  # fc2 becomes fc_out [ffn, hidden]; a new fc2 [hidden, ffn] + b2 feeds the Gelu
+        for m in nodes:
+            if m.name.startswith("gelu_"):
+                m.input[:] = ["f1" if i == "ln" else i for i in m.input]
+            if m.name == "fc2":
+                m.name, m.input[1], m.output[0] = "fc_out", "w_out", "h_out"
+            if m.name == "fc2_bias":
+                m.name, m.input[0], m.input[1] = "fc_out_bias", "h_out", "b_out"
+        nodes[3:3] = [n("MatMul", ["ln", "w2"], ["f0"], name="fc2"), n("Add", ["f0", "b2"], ["f1"], name="fc2_bias")]
     inits = [numpy_helper.from_array(v, k) for k, v in list(w.items()) + list(consts.items())]
     g = helper.make_graph(nodes, "block", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", d_in])],
                           [helper.make_tensor_value_info("out", TensorProto.FLOAT, ["N", classes])], inits)
@@ -128,14 +143,16 @@ def mpirun(args, np_):
     return [args.mpirun, "--allow-run-as-root", "--oversubscribe", "-np", str(np_)]
 
 
-def prepare(args, classes, rows=50):
+def prepare(args, classes, rows=50, ffn=0, convert_extra=(), build=None, x_dims=(8,)):
     work = args.work_dir
     os.makedirs(work, exist_ok=True)
     rng = np.random.default_rng(7)
-    model, w0 = build_model(rng, classes=classes)
+    model, w0 = (build or build_model)(rng, classes=classes, ffn=ffn)
     onnx.save(model, os.path.join(work, "m.onnx"))
-    run([args.tessera, "convert", os.path.join(work, "m.onnx"), "-o", os.path.join(work, "m.tsr")])
-    x = rng.normal(0, 1, (rows, 8)).astype(np.float32)
+    r = run([args.tessera, "convert", os.path.join(work, "m.onnx"), "-o", os.path.join(work, "m.tsr")] + list(convert_extra))
+    if convert_extra:
+        print(r.stdout.strip())
+    x = rng.normal(0, 1, (rows,) + tuple(x_dims)).astype(np.float32)
     y = rng.integers(0, classes, rows).astype(np.int64)
     np.savez(os.path.join(work, "train.npz"), x=x, y=y)
     np.savez(os.path.join(work, "val.npz"), x=x[:23], y=y[:23])
@@ -346,9 +363,10 @@ def ranks_of(marker):
     return out
 
 
-def case_fault(args, mode):
+def case_fault(args, mode, prepare_kw=None):
+    """prepare_kw: another model (tests/mpi/tp_test.py)."""
     work = args.work_dir
-    prepare(args, 4, rows=200)
+    prepare(args, 4, rows=200, **(prepare_kw or {}))
     timeout = 5
     out = os.path.join(work, "dp.tsr")
     cmd = mpirun(args, args.np) + [args.finetune, "--model", os.path.join(work, "m.tsr"),
@@ -424,7 +442,7 @@ def case_bad_input(args):
     mp = [args.mpirun, "--allow-run-as-root", "--oversubscribe"]
     cases = [
         ("world size", mp + ["-np", "2"] + ft(extra=["--parallel", "dp=3"]), "--parallel dp=3 but the job has 2 ranks"),
-        ("tp", ft(extra=["--parallel", "tp=2"]), "--parallel 'tp=2': tensor and pipeline parallelism are not implemented yet"),
+        ("tp", ft(extra=["--parallel", "tp=2"]), "but the job has 1 ranks (launch with mpirun -np 2)"),
         ("parallel syntax", ft(extra=["--parallel", "dp=2,xx=3"]), "--parallel 'dp=2,xx=3': 'xx=3' is not dp=N, tp=N or pp=N"),
         ("model", mp + ["-np", "1"] + ft(extra=["--parallel", "dp=2"]) + [":", "-np", "1"] +
          ft("m2.tsr", ["--parallel", "dp=2"]), "rank 1 differs in the model (--model)"),
