@@ -1,5 +1,6 @@
 #include "train/optim.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace tessera::train {
@@ -11,6 +12,26 @@ Status validate(const OptimizerConfig& c) {
   if (c.weight_decay < 0) return invalid_argument("weight decay must be >= 0");
   if (c.beta1 < 0 || c.beta1 >= 1 || c.beta2 < 0 || c.beta2 >= 1) return invalid_argument("AdamW betas must be in [0, 1)");
   if (c.eps <= 0) return invalid_argument("AdamW eps must be > 0");
+  return Status::ok();
+}
+
+Status check_resumed_state(const OptimizerConfig& c, const std::string& param, const std::vector<std::string>& states) {
+  const std::vector<std::string> kept =
+      c.kind == "adamw" ? std::vector<std::string>{"exp_avg", "exp_avg_sq"} : std::vector<std::string>{"momentum_buffer"};
+  std::string list;
+  for (const std::string& k : kept) list += (list.empty() ? "'" : ", '") + k + "'";
+  int found = 0;
+  for (const std::string& st : states) {
+    if (std::find(kept.begin(), kept.end(), st) == kept.end())
+      return invalid_argument("checkpoint: optimizer state '" + param + "/" + st + "' is not one that " + c.kind + " keeps (" + list +
+                              "); the checkpoint is of another optimizer or corrupt");
+    if (std::count(states.begin(), states.end(), st) > 1)
+      return invalid_argument("checkpoint: optimizer state '" + param + "/" + st + "' is given more than once");
+    ++found;
+  }
+  if (found != 0 && found != static_cast<int>(kept.size()))
+    return invalid_argument("checkpoint: parameter '" + param + "' has " + std::to_string(found) + " of the " + std::to_string(kept.size()) +
+                            " optimizer states " + c.kind + " keeps (" + list + "); the checkpoint is incomplete");
   return Status::ok();
 }
 

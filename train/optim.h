@@ -45,6 +45,14 @@ Status validate(const OptimizerConfig& c);
 Status optimizer_step(const OptimizerConfig& c, std::vector<Param>& params, const std::vector<Tensor>& grads, double lr,
                       int64_t step);
 
+/// Checks the optimizer state a checkpoint gives one parameter (`states`: its state names)
+/// against what optimizer_step keeps for `c.kind`: SGD "momentum_buffer"; AdamW "exp_avg"
+/// and "exp_avg_sq", both or neither (a parameter without state starts from zeros, as on
+/// the first step). Errors (kInvalidArgument) name the parameter and the state: a state
+/// this optimizer does not keep (another optimizer's, or a misnamed one) would otherwise be
+/// carried along unused while the optimizer started its own from zeros.
+Status check_resumed_state(const OptimizerConfig& c, const std::string& param, const std::vector<std::string>& states);
+
 /// Scales all gradients by min(1, max_norm / (norm + 1e-6)) where norm is the global L2 norm
 /// of all of them together (torch.nn.utils.clip_grad_norm_). Returns the norm before
 /// clipping. max_norm <= 0: no clipping.

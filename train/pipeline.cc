@@ -267,6 +267,11 @@ Result<std::unique_ptr<PipelineStage>> PipelineStage::create(const Model& model,
       return invalid_argument("checkpoint was trained with optimizer '" + model.training->optimizer + "'; resuming with '" +
                               cfg.optimizer.kind + "' would discard its state (give --optimizer " + model.training->optimizer + ")");
     p->step_ = model.training->step;
+    for (const Param& pr : p->params_) {  // the resumed state is the set this optimizer keeps
+      std::vector<std::string> names;
+      for (const auto& st : pr.state) names.push_back(st.first);
+      TSR_RETURN_IF_ERROR(check_resumed_state(cfg.optimizer, pr.name, names));
+    }
   }
   // The forward graph and the backward graph (the rest, in order) share the values.
   auto fg = std::make_shared<Graph>(tg);

@@ -233,6 +233,13 @@ Result<std::unique_ptr<Trainer>> Trainer::create(const Model& model, const Train
       return invalid_argument("checkpoint was trained with optimizer '" + model.training->optimizer + "'; resuming with '" +
                               cfg.optimizer.kind + "' would discard its state (give --optimizer " + model.training->optimizer + ")");
     t->step_ = model.training->step;
+    // Each parameter's resumed state is the set this optimizer keeps (after the name check
+    // above, whose message is the clearer one when the optimizer differs).
+    for (const Param& p : t->params_) {
+      std::vector<std::string> names;
+      for (const auto& st : p.state) names.push_back(st.first);
+      TSR_RETURN_IF_ERROR(check_resumed_state(cfg.optimizer, p.name, names));
+    }
   }
   t->model_->training.reset();
   t->one_ = Tensor::allocate(DType::kFloat32, {}).value();

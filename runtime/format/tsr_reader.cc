@@ -9,6 +9,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <optional>
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
@@ -149,6 +150,19 @@ class Reader {
     return Status::ok();
   }
 
+  /// The shape the graph fixes for a value: its initializer's, else its declared shape when
+  /// every dim is static; nullopt when the graph leaves it open.
+  static std::optional<std::vector<int64_t>> known_shape(const Value& val) {
+    if (val.initializer) return val.initializer->shape();
+    if (!val.has_shape) return std::nullopt;
+    std::vector<int64_t> s;
+    for (const Dim& d : val.shape) {
+      if (!d.is_static()) return std::nullopt;
+      s.push_back(d.value);
+    }
+    return s;
+  }
+
   // Meshes, SBP placements and weight chunks: every index, dim and offset is checked, so
   // that the distributed module can trust them.
   Status read_sharding(const fb::Model& m, Model& model) {
@@ -195,6 +209,19 @@ class Reader {
             if (n < 0) return bad(what + ": negative global dim");
             t.global_shape.push_back(n);
           }
+        // The global shape is what a sharded checkpoint assembles into (one allocation of
+        // its element count): it must not overflow, and where the graph knows the value's
+        // shape (its initializer, else a fully static shape) it must be that shape. One
+        // sharding per value and mesh.
+        if (auto n = shape_numel(t.global_shape); !n.is_ok())
+          return bad(what + ": global shape " + shape_to_string(t.global_shape) + ": " + n.status().message());
+        for (const TensorSharding& o : model.shardings)
+          if (o.value == t.value && o.mesh == t.mesh) return bad(what + ": a second sharding on mesh " + std::to_string(t.mesh));
+        // (An empty global shape is "not given": the converter leaves it out for activations.)
+        if (auto known = known_shape(model.graph.values[model.graph.find_value(t.value)]);
+            known && !t.global_shape.empty() && *known != t.global_shape)
+          return bad(what + ": global shape " + shape_to_string(t.global_shape) + " differs from the value's shape " +
+                     shape_to_string(*known));
         const size_t nd = model.meshes[t.mesh].shape.size();
         if (!fs->placements() || fs->placements()->size() != nd)
           return bad(what + ": " + std::to_string(fs->placements() ? fs->placements()->size() : 0) + " placements for a mesh of " +
@@ -225,6 +252,9 @@ class Reader {
         int32_t code = static_cast<int32_t>(fc->dtype());
         if (code == 0) code = static_cast<int32_t>(val.dtype);
         if (!dtype_is_valid(code) || code == 0) return bad(what + ": unsupported dtype code " + std::to_string(code));
+        // A chunk is a piece of its value: of the value's dtype where the graph gives one.
+        if (val.dtype != DType::kUndefined && code != static_cast<int32_t>(val.dtype))
+          return bad(what + ": dtype " + dtype_name(static_cast<DType>(code)) + " differs from the value's " + dtype_name(val.dtype));
         // The global shape: the value's sharding, else its initializer, else its static shape.
         std::vector<int64_t> global;
         bool known = false;

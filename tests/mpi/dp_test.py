@@ -477,6 +477,31 @@ def case_bad_input(args):
         want = "parameter 'w2' [16,16]: its chunks do not cover element [8,0]"
         cases.append(("incomplete checkpoint", resume(holed)[:-4], want))
         cases.append(("incomplete checkpoint, 2 ranks", mp + ["-np", "2"] + resume(holed), want))
+        # Overlapping chunks: rank 0's rows of w2 written twice.
+        dup = os.path.join(work, "dup.ckpt.tsr")
+        run([args.drop_chunk, "--duplicate", ck[0], dup, "w2", "0"])
+        cases.append(("overlapping chunks", resume(dup)[:-4], "parameter 'w2': element [0,0] is in more than one chunk"))
+        # Chunks of w2 [16,16] claiming to be w3's [16,4]: the reader names the chunk and the dim.
+        other = os.path.join(work, "other_shape.ckpt.tsr")
+        run([args.drop_chunk, "--retarget", ck[0], other, "w2", "w3"])
+        cases.append(("chunks of another shape", resume(other)[:-4], "weight chunk of 'w3': offset 0 + size 16 outside dim 1 of [16,4]"))
+        # An AdamW ZeRO-1 checkpoint whose w2 exp_avg chunks are named as SGD's momentum
+        # buffer: resumed with AdamW it used to run (exit 0), w2's exp_avg silently restarted
+        # from zeros and the stray state carried along; now an error names the state.
+        run(mp + ["-np", "2", args.finetune, "--model", os.path.join(work, "m.tsr"), "--train", os.path.join(work, "train.npz"),
+                  "--val", os.path.join(work, "val.npz"), "--batch-size", "10", "--max-steps", "1", "--lr", "0.01", "--quiet",
+                  "--optimizer", "adamw", "--out", os.path.join(work, "adamw.tsr"), "--parallel", "dp=2", "--zero", "1"], timeout=60)
+        renamed = os.path.join(work, "renamed.ckpt.tsr")
+        run([args.drop_chunk, "--rename-state", os.path.join(work, "adamw.ckpt.tsr"), renamed, "w2", "exp_avg", "momentum_buffer"])
+        want = "optimizer state 'w2/momentum_buffer' is not one that adamw keeps ('exp_avg', 'exp_avg_sq')"
+        cases.append(("state of another optimizer", resume(renamed)[:-4] + ["--optimizer", "adamw"], want))
+        cases.append(("state of another optimizer, ZeRO-1 at 2 ranks",
+                      mp + ["-np", "2"] + resume(renamed)[:-1] + ["1", "--optimizer", "adamw"], want))
+        cases.append(("state of another optimizer, pp=2", mp + ["-np", "2"] + resume(renamed)[:-4] +
+                      ["--optimizer", "adamw", "--parallel", "pp=2"], want))
+    # A ZeRO checkpoint (no tensor-parallel annotations) resumed under tp=2.
+    cases.append(("ZeRO checkpoint under tp", mp + ["-np", "2"] + resume(ck[0])[:-4] + ["--parallel", "tp=2"],
+                  "--parallel tp=2: the model has no tensor-parallel sharding annotations"))
     fail = []
     for name, cmd, want in cases:
         t0 = time.time()

@@ -278,6 +278,18 @@ TEST(TsrFormat, RejectsBadShardingMetadata) {
       {"split of a dim the tensor lacks", [](Model& m) { m.shardings[0].placements[1] = Placement::split(1); }, "split dim 1"},
       {"mesh dim of size 0", [](Model& m) { m.meshes[0].shape[1] = 0; }, "bad dim size 0"},
       {"roles of another mesh rank", [](Model& m) { m.meshes[0].roles.pop_back(); }, "1 roles for 2 dims"},
+      // A global shape other than the initializer's: the chunks would be assembled into a
+      // tensor of another size than the graph's W [3].
+      {"global shape other than the initializer's", [](Model& m) { m.shardings[0].global_shape = {1000}; },
+       "global shape [1000] differs from the value's shape [3]"},
+      {"global shape whose element count overflows",
+       [](Model& m) { m.shardings[1].global_shape = {int64_t{1} << 40, int64_t{1} << 40}; }, "global shape ["},
+      {"two shardings of one value on one mesh", [](Model& m) { m.shardings.push_back(m.shardings[0]); },
+       "a second sharding on mesh 0"},
+      {"chunk of another dtype than its value", [](Model& m) {
+         auto t = Tensor::allocate(DType::kInt32, {2}).value();
+         m.chunks[0].data = std::make_shared<const Tensor>(std::move(t));
+       }, "dtype int32 differs from the value's float"},
   };
   for (const Case& k : cases) {
     Model m = make_sharded_model();
