@@ -553,7 +553,9 @@ int main(int argc, char** argv) {
     auto [v0, v1] = train::split_rows(val_data->n, dp, dp_rank);
     TSR_ASSIGN_OR_RETURN(ValResult v, validate_rows(t, *val_data, batch, ce, v0, v1, zero23 ? zero23->source() : nullptr,
                                                      (train::split_rows(val_data->n, dp, 0).second + batch - 1) / batch));
-    if (tpar && mesh.tp_index != 0) v = ValResult{};  // the tensor ranks of a dp rank computed the same sums
+    // The tensor ranks of a dp rank computed the same sums: one of them counts. Zeros, not
+    // ValResult{}, whose accuracy -1 would take one correct row off per extra tensor rank.
+    if (tpar && mesh.tp_index != 0) v = ValResult{0, 0};
     if (ctrl && nranks > 1) {
       double sums[2] = {v.loss, v.accuracy};
       TSR_RETURN_IF_ERROR(ctrl->all_reduce(sums, sums, 2, DType::kFloat64, train::ReduceOp::kSum));

@@ -212,6 +212,12 @@ def case_equiv(args):
     loss_diff = max(abs(a["loss"] - b["loss"]) for a, b in zip(ms, mt))
     if loss_diff > 1e-5:
         fail.append(f"per-step loss differs by {loss_diff:.3g}: {[a['loss'] for a in ms]} vs {[b['loss'] for b in mt]}")
+    # Validation (loss and accuracy) as in one process: each dp rank's tensor ranks count its
+    # rows once (a tp rank past the first used to add accuracy -1, one row fewer right).
+    vs = [(m["val_loss"], m["val_accuracy"]) for m in read_metrics(single + ".metrics.jsonl") if "val_loss" in m]
+    vt = [(m["val_loss"], m["val_accuracy"]) for m in read_metrics(par + ".metrics.jsonl") if "val_loss" in m]
+    if not vs or len(vs) != len(vt) or any(abs(a[0] - b[0]) > 1e-5 or a[1] != b[1] for a, b in zip(vs, vt)):
+        fail.append(f"validation (loss, accuracy) differs: single {vs} vs tensor parallel {vt}")
     # Communication of the tp communicators, per world rank = dp_index * tp + tp_index.
     want, formula = [], []
     for rank in range(dp * tp):
