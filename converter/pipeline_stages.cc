@@ -12,6 +12,33 @@ bool is_param(const Value& v) {
   return v.initializer && v.initializer->dtype() == DType::kFloat32 && v.initializer->numel() > 1;
 }
 
+void outer_names(const Graph& g, std::set<std::string>& out) {
+  for (const Value& v : g.values)
+    if (v.outer_scope) out.insert(v.name);
+  for (const Node& n : g.nodes)
+    for (const Attribute& a : n.attributes) {
+      if (a.g) outer_names(*a.g, out);
+      for (const auto& sg : a.graphs) outer_names(*sg, out);
+    }
+}
+
+// The values of g node n reads: its inputs, and the values of g that its subgraphs (If
+// branches, Loop and Scan bodies, at any depth) read from the enclosing scope, which must
+// be in the node's stage as much as its inputs (a cut that missed them sent nothing).
+std::vector<int> reads(const Graph& g, const Node& n) {
+  std::vector<int> r = n.inputs;
+  std::set<std::string> names;
+  for (const Attribute& a : n.attributes) {
+    if (a.g) outer_names(*a.g, names);
+    for (const auto& sg : a.graphs) outer_names(*sg, names);
+  }
+  for (const std::string& name : names) {
+    const int v = g.find_value(name);
+    if (v >= 0 && std::find(r.begin(), r.end(), v) == r.end()) r.push_back(v);
+  }
+  return r;
+}
+
 std::vector<int> sink_ids(const Graph& g, const std::vector<std::string>& sinks, Status* s) {
   std::vector<int> ids;
   if (sinks.empty()) return g.outputs;
@@ -35,7 +62,7 @@ Status finish(const Graph& g, const std::vector<int>& sinks, PipelineCut& cut) {
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& n = g.nodes[i];
     const int s = cut.node_stage[i];
-    for (int in : n.inputs) {
+    for (int in : reads(g, n)) {
       if (in < 0) continue;
       const Value& v = g.values[in];
       if (v.initializer) {
@@ -102,8 +129,10 @@ Result<PipelineCut> cut_pipeline(const Graph& g, int stages, const std::vector<s
   std::vector<int64_t> cost(n, 0);
   std::vector<bool> allowed(n + 1, true);
   std::vector<int> first(g.values.size(), -1), last(g.values.size(), -1);
+  std::vector<std::vector<int>> node_reads(n);
+  for (int i = 0; i < n; ++i) node_reads[i] = reads(g, g.nodes[i]);
   for (int i = 0; i < n; ++i)
-    for (int in : g.nodes[i].inputs)
+    for (int in : node_reads[i])
       if (in >= 0 && is_param(g.values[in])) {
         if (first[in] < 0) {
           first[in] = i;
@@ -119,7 +148,7 @@ Result<PipelineCut> cut_pipeline(const Graph& g, int stages, const std::vector<s
   for (int i = 0; i < n; ++i) {
     for (int o : g.nodes[i].outputs)
       if (o >= 0) prod[o] = i;
-    for (int in : g.nodes[i].inputs)
+    for (int in : node_reads[i])
       if (in >= 0) lastuse[in] = i;
   }
   for (int v : sinks)

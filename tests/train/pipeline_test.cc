@@ -173,6 +173,60 @@ TEST(PipelineCut, TooSmallAndTiedWeightsAreErrors) {
   EXPECT_NE(tied.status().message().find("cannot be cut into 2 stages"), std::string::npos) << tied.status().message();
 }
 
+// A subgraph's outer-scope read is a read by its node: h0 = x w0; h = h0 w1; z = h w2;
+// y = If(cond) whose branches read h0 from the enclosing graph (no input edge); out = z + y.
+// Cut into 3 stages (one weight each: {0}, {1}, {2, 3, 4}), the If in the last stage needs
+// h0: it crosses both cuts. The cut used to look at node inputs alone and did not send h0
+// past the second one.
+TEST(PipelineCut, SubgraphOuterScopeReadsCrossTheCut) {
+  Builder b;
+  std::mt19937 gen(3);
+  int x = b.input("x", DType::kFloat32);
+  int cond = b.input("cond", DType::kBool);
+  int w0 = b.init("w0", testing::random_tensor(DType::kFloat32, {8, 8}, gen));
+  int w1 = b.init("w1", testing::random_tensor(DType::kFloat32, {8, 8}, gen));
+  int w2 = b.init("w2", testing::random_tensor(DType::kFloat32, {8, 8}, gen));
+  int h0 = b.op("MatMul", {x, w0});
+  int z = b.op("MatMul", {b.op("MatMul", {h0, w1}), w2});
+  const int h = h0;
+  auto branch = [&](const std::string& op) {
+    auto sg = std::make_shared<Graph>();
+    Value outer;
+    outer.name = b.name(h);
+    outer.outer_scope = true;
+    const int in = sg->add_value(outer);
+    Value out;
+    out.name = op + "_out";
+    out.dtype = DType::kFloat32;
+    const int o = sg->add_value(out);
+    Node n;
+    n.op_type = op;
+    n.inputs = {in};
+    n.outputs = {o};
+    sg->nodes.push_back(n);
+    sg->outputs = {o};
+    sg->reindex();
+    Attribute a;
+    a.name = op == "Identity" ? "then_branch" : "else_branch";
+    a.type = AttrType::kGraph;
+    a.g = sg;
+    return a;
+  };
+  int y = b.op("If", {cond}, {branch("Identity"), branch("Neg")});
+  b.output(b.op("Add", {z, y}));
+  auto cut = cut_pipeline(b.g, 3);
+  ASSERT_TRUE(cut.is_ok()) << cut.status().message();
+  ASSERT_EQ(cut->node_stage, (std::vector<int>{0, 1, 2, 2, 2}));
+  EXPECT_NE(std::find(cut->boundary[2].begin(), cut->boundary[2].end(), h), cut->boundary[2].end())
+      << "the If's outer-scope read of '" << b.name(h) << "' does not cross the cut:\n" << cut->describe(b.g);
+  // A weight read inside the branches (not as an input) ties the If to the weight's stage.
+  Builder t = b;
+  t.g.nodes[3].attributes[0].g->values[0].name = t.name(w0);
+  t.g.nodes[3].attributes[1].g->values[0].name = t.name(w0);
+  auto tied = cut_pipeline(t.g, 3);
+  EXPECT_FALSE(tied.is_ok()) << "w0 is read by the first node and, through the If's branches, by the third";
+}
+
 TEST(PipelineCut, FromTheFile) {
   Builder b = mlp(4, {8, 8, 8, 8});
   auto none = pipeline_cut_from_graph(b.g, 2);
