@@ -449,6 +449,10 @@ def case_bad_input(args):
         ("flags", mp + ["-np", "1"] + ft(extra=["--parallel", "dp=2"]) + [":", "-np", "1"] +
          ft(extra=["--parallel", "dp=2", "--lr", "0.5"]), "rank 1 differs in the command-line flags"),
         ("bucket", mp + ["-np", "2"] + ft(extra=["--parallel", "dp=2", "--bucket-mb", "0"]), "--bucket-mb"),
+        # A timeout far below the ranks' start-up skew: the first collective times out; the
+        # message gives the timeout as given (it said "within 0 s") and that it may be too short.
+        ("tiny timeout", mp + ["-np", "2"] + ft(extra=["--parallel", "dp=2"])[:-3] + ["1e-6", "--parallel", "dp=2"],
+         "no progress within 1e-06 s"),
         ("zero without dp", ft(extra=["--zero", "1"]), "--zero 1 shards the optimizer state over data-parallel ranks"),
         ("zero 3 without dp", ft(extra=["--zero", "3"]),
          "--zero 3 shards the optimizer state, gradients and parameters over data-parallel ranks: give --parallel dp=N"),

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <string>
 
 namespace tessera::train {
@@ -68,6 +69,12 @@ Status divide(void* buf, int64_t count, DType dtype, int n) {
                             " values is not defined (use kSum)");
   }
   return Status::ok();
+}
+
+std::string seconds_text(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", s);
+  return buf;
 }
 
 std::vector<int64_t> chunk_offsets(int64_t count, int parts) {

@@ -9,6 +9,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -26,6 +27,10 @@ Status divide(void* buf, int64_t count, DType dtype, int n);
 /// Element offsets of the `parts` near-equal chunks of `count` elements (the first count %
 /// parts chunks one element longer); offsets has parts + 1 entries.
 std::vector<int64_t> chunk_offsets(int64_t count, int parts);
+
+/// A timeout in seconds as text: "%g" ("60", "0.5", "1e-06"), so that a sub-second
+/// timeout does not print as "0 s".
+std::string seconds_text(double s);
 
 /// Checks a buffer argument: non-null unless count is 0, count >= 0, a taken dtype.
 Status check_buffer(const void* p, int64_t count, DType dtype, const char* what);

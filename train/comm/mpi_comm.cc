@@ -325,7 +325,7 @@ class MpiComm final : public Communicator {
         }
     }
     return unavailable(std::string(what) + " on rank " + std::to_string(rank_) + ": no progress within " +
-                       std::to_string(static_cast<int>(timeout_s_)) + " s; " + find_stopped(peer));
+                       comm_internal::seconds_text(timeout_s_) + " s; " + find_stopped(peer));
   }
 
   /// Pings every other rank and waits kPingSeconds for the answers.
@@ -363,9 +363,14 @@ class MpiComm final : public Communicator {
     if (!silent.empty())
       return "rank(s) " + silent + " of this communicator did not answer a ping within " +
              std::to_string(static_cast<int>(kPingSeconds)) + " s (dead or hung)";
+    // Every rank alive: either they disagree on the operations, or the timeout is shorter
+    // than the time the peer takes to get there (ranks start and run at different speeds).
+    const std::string too_short =
+        timeout_s_ < kPingSeconds ? " or the timeout, " + comm_internal::seconds_text(timeout_s_) + " s, is too short for it to get there" : "";
     return peer >= 0 ? "every rank answers pings; rank " + std::to_string(peer) +
-                           " did not take part in this operation (ranks disagree on the operations?)"
-                     : "every rank answers pings; some rank did not take part in this operation";
+                           " did not take part in this operation (ranks disagree on the operations?" + too_short + ")"
+                     : "every rank answers pings; some rank did not take part in this operation" +
+                           (too_short.empty() ? std::string() : " (" + too_short.substr(4) + ")");
   }
 
   /// In-place ring reduce-scatter over chunks [off[c], off[c+1]) of `buf` (elements): after

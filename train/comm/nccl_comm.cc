@@ -208,7 +208,7 @@ class NcclComm final : public Communicator {
       if (Clock::now() > deadline) {
         abort();
         return unavailable(what + " on rank " + std::to_string(rank_) + ": no progress within " +
-                           std::to_string(static_cast<int>(timeout_s_)) +
+                           comm_internal::seconds_text(timeout_s_) +
                            " s (a rank died or hangs; the NCCL communicator was aborted)");
       }
       if (spins > 1000) std::this_thread::sleep_for(std::chrono::microseconds(100));
