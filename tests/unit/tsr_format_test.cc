@@ -278,6 +278,15 @@ TEST(TsrFormat, RejectsBadShardingMetadata) {
       {"split of a dim the tensor lacks", [](Model& m) { m.shardings[0].placements[1] = Placement::split(1); }, "split dim 1"},
       {"mesh dim of size 0", [](Model& m) { m.meshes[0].shape[1] = 0; }, "bad dim size 0"},
       {"roles of another mesh rank", [](Model& m) { m.meshes[0].roles.pop_back(); }, "1 roles for 2 dims"},
+      {"unknown placement kind", [](Model& m) { m.shardings[0].placements[0].kind = static_cast<PlacementKind>(7); },
+       "unknown placement kind 7"},
+      {"unknown reduce op", [](Model& m) { m.shardings[1].placements[0].reduce = static_cast<PartialReduce>(9); }, "unknown reduce op 9"},
+      {"unknown mesh role", [](Model& m) { m.meshes[0].roles[0] = static_cast<MeshDimRole>(5); }, "unknown role 5"},
+      {"negative mesh dim", [](Model& m) { m.meshes[0].shape[0] = -2; }, "bad dim size -2"},
+      {"mesh whose rank count overflows", [](Model& m) { m.meshes[0].shape = {int64_t{1} << 40, int64_t{1} << 40}; }, "bad dim size"},
+      {"negative split dim", [](Model& m) { m.shardings[0].placements[1] = Placement::split(-1); }, "split dim -1"},
+      {"chunk at a negative offset", [](Model& m) { m.chunks[0].global_offset = {-1}; }, "offset -1"},
+      {"chunk whose offset + size overflows", [](Model& m) { m.chunks[0].global_offset = {INT64_MAX}; }, "outside dim 0"},
       // A global shape other than the initializer's: the chunks would be assembled into a
       // tensor of another size than the graph's W [3].
       {"global shape other than the initializer's", [](Model& m) { m.shardings[0].global_shape = {1000}; },
