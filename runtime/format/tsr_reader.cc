@@ -211,12 +211,10 @@ class Reader {
           }
         // The global shape is what a sharded checkpoint assembles into (one allocation of
         // its element count): it must not overflow, and where the graph knows the value's
-        // shape (its initializer, else a fully static shape) it must be that shape. One
-        // sharding per value and mesh.
+        // shape (its initializer, else a fully static shape) it must be that shape. Two
+        // shardings of a value on one mesh must agree.
         if (auto n = shape_numel(t.global_shape); !n.is_ok())
           return bad(what + ": global shape " + shape_to_string(t.global_shape) + ": " + n.status().message());
-        for (const TensorSharding& o : model.shardings)
-          if (o.value == t.value && o.mesh == t.mesh) return bad(what + ": a second sharding on mesh " + std::to_string(t.mesh));
         // (An empty global shape is "not given": the converter leaves it out for activations.)
         if (auto known = known_shape(model.graph.values[model.graph.find_value(t.value)]);
             known && !t.global_shape.empty() && *known != t.global_shape)
@@ -238,6 +236,9 @@ class Reader {
             return bad(what + ": split dim " + std::to_string(p.split_dim) + " outside its rank " + std::to_string(t.global_shape.size()));
           t.placements.push_back(p);
         }
+        for (const TensorSharding& o : model.shardings)
+          if (o.value == t.value && o.mesh == t.mesh && (o.placements != t.placements || o.global_shape != t.global_shape))
+            return bad(what + ": a second, different sharding on mesh " + std::to_string(t.mesh));
         model.shardings.push_back(std::move(t));
       }
     if (m.chunks())

@@ -293,8 +293,12 @@ TEST(TsrFormat, RejectsBadShardingMetadata) {
        "global shape [1000] differs from the value's shape [3]"},
       {"global shape whose element count overflows",
        [](Model& m) { m.shardings[1].global_shape = {int64_t{1} << 40, int64_t{1} << 40}; }, "global shape ["},
-      {"two shardings of one value on one mesh", [](Model& m) { m.shardings.push_back(m.shardings[0]); },
-       "a second sharding on mesh 0"},
+      {"two different shardings of one value on one mesh",
+       [](Model& m) {
+         m.shardings.push_back(m.shardings[0]);
+         m.shardings.back().placements[1] = Placement::broadcast();
+       },
+       "a second, different sharding on mesh 0"},
       {"chunk of another dtype than its value", [](Model& m) {
          auto t = Tensor::allocate(DType::kInt32, {2}).value();
          m.chunks[0].data = std::make_shared<const Tensor>(std::move(t));
