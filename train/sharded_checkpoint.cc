@@ -1,6 +1,8 @@
 #include "train/sharded_checkpoint.h"
 
 #include <algorithm>
+#include <cctype>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -191,9 +193,21 @@ Status assemble_sharded_checkpoint(Model& m) {
   int64_t zero_mesh = -1;
   auto mk = m.meta.properties.find(kMeshKey);
   if (mk != m.meta.properties.end()) {
-    zero_mesh = std::atoll(mk->second.c_str());
+    // Strictly a mesh index, of the mesh shard_checkpoint wrote ("zero", one dim): atoll
+    // read "x" as 0, and a wrong index dropped another mesh's (tensor parallelism's)
+    // shardings without a word.
+    const std::string& text = mk->second;
+    char* end = nullptr;
+    errno = 0;
+    zero_mesh = text.empty() || !std::isdigit(static_cast<unsigned char>(text[0])) ? -1 : std::strtoll(text.c_str(), &end, 10);
+    if (errno != 0 || !end || *end != '\0') zero_mesh = -1;
     if (zero_mesh < 0 || zero_mesh >= static_cast<int64_t>(m.meshes.size()))
-      return invalid_argument("checkpoint: property " + std::string(kMeshKey) + " = '" + mk->second + "' names no mesh");
+      return invalid_argument("checkpoint: property " + std::string(kMeshKey) + " = '" + text + "' names no mesh (" +
+                              std::to_string(m.meshes.size()) + " meshes)");
+    const DeviceMesh& zm = m.meshes[static_cast<size_t>(zero_mesh)];
+    if (zm.name != "zero" || zm.shape.size() != 1)
+      return invalid_argument("checkpoint: property " + std::string(kMeshKey) + " = '" + text + "' names mesh '" + zm.name +
+                              "', not the ZeRO mesh ('zero', one dim) that shard_checkpoint writes");
   }
   // Global shapes: the sharding's, else the value's static shape (the reader checked that
   // every chunk lies inside it).

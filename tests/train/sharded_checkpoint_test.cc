@@ -167,6 +167,34 @@ TEST(ShardedCheckpoint, KeepsTheModelsOtherMeshesAndShardings) {
   expect_equal(*m->graph.values[m->graph.find_value("w")].initializer, f.w, "w");
 }
 
+// The checkpoint's tessera.zero_mesh property names the mesh to drop at assembly: one that
+// is not a number, or names the tensor-parallel mesh, used to be read as mesh 0 (atoll) and
+// drop the tp mesh's shardings without a word.
+TEST(ShardedCheckpoint, ZeroMeshPropertyMustNameTheZeroMesh) {
+  Fixture f = make_model();
+  DeviceMesh tp;
+  tp.name = "tp";
+  tp.shape = {2};
+  tp.dim_names = {"tp"};
+  tp.roles = {MeshDimRole::kTensor};
+  f.model->meshes = {tp};
+  f.model->shardings = {{"w", 0, {Placement::split(1)}, {5, 3}}};
+  const struct {
+    const char* value;
+    const char* expect;
+  } cases[] = {{"x", "'x' names no mesh"}, {"1x", "'1x' names no mesh"}, {"", "'' names no mesh"}, {"-1", "'-1' names no mesh"},
+               {"99999999999999999999", "names no mesh"}, {"0", "names mesh 'tp', not the ZeRO mesh"}};
+  for (const auto& k : cases) {
+    auto m = round_trip(f, dim0_layout({{5, 3}, {3}}, 2), 3);
+    ASSERT_TRUE(m);
+    ASSERT_EQ(m->meta.properties["tessera.zero_mesh"], "1");
+    m->meta.properties["tessera.zero_mesh"] = k.value;
+    Status s = assemble_sharded_checkpoint(*m);
+    ASSERT_FALSE(s.is_ok()) << "'" << k.value << "'";
+    EXPECT_NE(s.message().find(k.expect), std::string::npos) << s.message();
+  }
+}
+
 TEST(ShardedCheckpoint, MissingOrRepeatedChunksNameTheParameter) {
   Fixture f = make_model();
   const ShardLayout l = dim0_layout({{5, 3}, {3}}, 2);
