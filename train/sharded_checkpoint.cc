@@ -227,6 +227,19 @@ Status assemble_sharded_checkpoint(Model& m) {
     const std::string what = "checkpoint: " + std::string(key.second.empty() ? "parameter '" + key.first + "'"
                                                                              : "optimizer state '" + key.first + "/" + key.second + "'");
     const Shape shape = global_shape(key.first);
+    // Before allocating the global tensor: its chunks (whose data the file holds) must have
+    // as many elements as it. Otherwise a global shape of the file's choosing (up to the
+    // 1 TiB tensor limit) would be allocated and zeroed only to find the chunks short; a
+    // small tensor still gets the exact first element missing or repeated, below.
+    constexpr int64_t kDenseCheckElements = int64_t{1} << 24;
+    auto numel = shape_numel(shape);
+    if (!numel.is_ok()) return invalid_argument(what + ": " + numel.status().message());
+    const int64_t total = numel.value();
+    int64_t held = 0;
+    for (const WeightChunk* c : chunks) held += c->data->numel();
+    if (held != total && total > kDenseCheckElements)
+      return invalid_argument(what + " " + shape_to_string(shape) + ": its chunks hold " + std::to_string(held) + " of its " +
+                              std::to_string(total) + " elements (the checkpoint is " + (held < total ? "incomplete)" : "corrupt: chunks overlap)"));
     TSR_ASSIGN_OR_RETURN(Tensor t, Tensor::allocate(DType::kFloat32, shape));
     std::vector<uint8_t> covered(static_cast<size_t>(t.numel()), 0);
     for (const WeightChunk* c : chunks) {

@@ -195,6 +195,24 @@ TEST(ShardedCheckpoint, ZeroMeshPropertyMustNameTheZeroMesh) {
   }
 }
 
+// A global shape far larger than the chunks (2^34 elements, a 64 GiB tensor, under the
+// 1 TiB limit) is refused from the chunks' element count, before the tensor is allocated.
+TEST(ShardedCheckpoint, HugeGlobalShapeWithFewChunksIsRefusedBeforeAllocating) {
+  Fixture f = make_model();
+  auto m = round_trip(f, dim0_layout({{5, 3}, {3}}, 2), 3);
+  ASSERT_TRUE(m);
+  const Shape huge = {int64_t{1} << 17, int64_t{1} << 17};
+  for (TensorSharding& t : m->shardings)
+    if (t.value == "w") t.global_shape = huge;
+  Value& w = m->graph.values[m->graph.find_value("w")];
+  w.shape = {Dim{huge[0], ""}, Dim{huge[1], ""}};
+  Status s = assemble_sharded_checkpoint(*m);
+  ASSERT_FALSE(s.is_ok());
+  EXPECT_NE(s.message().find("parameter 'w' [131072,131072]: its chunks hold 15 of its 17179869184 elements (the checkpoint is incomplete)"),
+            std::string::npos)
+      << s.message();
+}
+
 TEST(ShardedCheckpoint, MissingOrRepeatedChunksNameTheParameter) {
   Fixture f = make_model();
   const ShardLayout l = dim0_layout({{5, 3}, {3}}, 2);
