@@ -92,6 +92,25 @@ int append_loss_node(Graph& tg, const std::string& loss, double label_smoothing,
   return n.outputs[0];
 }
 
+void set_int_attribute(Node& n, const std::string& name, int64_t v) {
+  for (Attribute& a : n.attributes)
+    if (a.name == name) {
+      a.type = AttrType::kInt;
+      a.i = v;
+      return;
+    }
+  Attribute a;
+  a.name = name;
+  a.type = AttrType::kInt;
+  a.i = v;
+  n.attributes.push_back(a);
+}
+
+void set_dropout_training(Graph& g) {
+  for (Node& n : g.nodes)
+    if (n.op_type == "Dropout" && n.domain.empty()) set_int_attribute(n, "training_mode", 1);
+}
+
 bool zero_gradient(const Graph& tg, const std::string& grad) {
   const int gv = tg.find_value(grad);
   for (const Node& n : tg.nodes)

@@ -3,6 +3,7 @@
 // process trains.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,15 @@ int loss_input(const Graph& g, const std::string& loss, std::string* skipped = n
 /// attribute label_smoothing in [0, 1) for "ce", MSELoss(pred, target) otherwise), a float32
 /// scalar, the mean over the batch. Returns the loss value's index. `pred` is a value of tg.
 int append_loss_node(Graph& tg, const std::string& loss, double label_smoothing, int pred, std::string* target);
+
+/// Sets the int attribute `name` of n to v: the attribute of that name when n has one (its
+/// type becomes int), else a new one appended.
+void set_int_attribute(Node& n, const std::string& name, int64_t v);
+
+/// Training mode for every ONNX-domain Dropout of g (training_mode = 1, ONNX Dropout-13:
+/// it drops with its ratio and scales the kept values by 1 / (1 - ratio)). Trainer and every
+/// pipeline stage train with this; their evaluation graphs keep the inference mode.
+void set_dropout_training(Graph& g);
 
 /// True when autodiff made `grad` (a value of tg) with ZerosLike: the loss does not reach
 /// that parameter, which is then not trained.

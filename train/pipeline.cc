@@ -210,16 +210,7 @@ Result<std::unique_ptr<PipelineStage>> PipelineStage::create(const Model& model,
   // Evaluation runs the forward graph in inference mode; training sets Dropout's training
   // mode (as Trainer does).
   auto eg = std::make_shared<Graph>(tg);
-  for (Node& n : tg.nodes) {
-    if (n.op_type != "Dropout" || !n.domain.empty()) continue;
-    Attribute a;
-    a.name = "training_mode";
-    a.type = AttrType::kInt;
-    a.i = 1;
-    n.attributes.erase(std::remove_if(n.attributes.begin(), n.attributes.end(), [](const Attribute& x) { return x.name == "training_mode"; }),
-                       n.attributes.end());
-    n.attributes.push_back(a);
-  }
+  set_dropout_training(tg);
   TSR_ASSIGN_OR_RETURN(BackwardInfo info, append_backward(tg, loss, wrt));
   p->seed_ = info.seed;
   for (size_t i = 0; i < wrt.size(); ++i) {

@@ -108,24 +108,15 @@ Result<std::unique_ptr<Trainer>> Trainer::create(const Model& model, const Train
   // with the batch statistics and outputs updated running statistics (ONNX
   // BatchNormalization-15: running = running * momentum + batch * (1 - momentum)), which
   // the trainer keeps and feeds back.
-  auto set_attr = [](Node& n, const std::string& name, int64_t v) {
-    for (Attribute& a : n.attributes)
-      if (a.name == name) { a.type = AttrType::kInt; a.i = v; return; }
-    Attribute a;
-    a.name = name;
-    a.type = AttrType::kInt;
-    a.i = v;
-    n.attributes.push_back(a);
-  };
+  set_dropout_training(tg);
   for (size_t i = 0; i < tg.nodes.size(); ++i) {
     if (!tg.nodes[i].domain.empty()) continue;
-    if (tg.nodes[i].op_type == "Dropout") set_attr(tg.nodes[i], "training_mode", 1);
     if (tg.nodes[i].op_type == "BatchNormalization" && cfg.batchnorm_train) {
       Node& n = tg.nodes[i];
       if (n.inputs.size() < 5 || n.inputs[3] < 0 || n.inputs[4] < 0 || !tg.values[n.inputs[3]].initializer ||
           !tg.values[n.inputs[4]].initializer)
         return invalid_argument(n.describe() + ": training mode needs the running mean and var as initializers");
-      set_attr(n, "training_mode", 1);
+      set_int_attribute(n, "training_mode", 1);
       n.outputs.resize(3, -1);
       for (int k = 1; k <= 2; ++k) {
         if (n.outputs[k] < 0) {
