@@ -170,23 +170,7 @@ Result<std::unique_ptr<PipelineStage>> PipelineStage::create(const Model& model,
     bool has = false;
     for (int v : cut.boundary[cut.stages]) has |= g.values[v].name == p->logits_;
     if (!has) return invalid_argument("pipeline: the cut does not end at the loss' input '" + p->logits_ + "'");
-    Value tv;
-    tv.name = "tessera.train.target";
-    tv.dtype = cfg.loss == "ce" ? DType::kInt64 : DType::kFloat32;
-    const int tid = tg.add_value(std::move(tv));
-    tg.inputs.push_back(tid);
-    p->target_ = tg.values[tid].name;
-    std::vector<Attribute> at;
-    if (cfg.loss == "ce") {
-      Attribute a;
-      a.name = "label_smoothing";
-      a.type = AttrType::kFloat;
-      a.f = static_cast<float>(cfg.label_smoothing);
-      at.push_back(a);
-    }
-    const int l = add_onnx_node(tg, cfg.loss == "ce" ? "SoftmaxCrossEntropy" : "MSELoss", {tg.find_value(p->logits_), tid},
-                                "tessera.train.loss", 1, at, kTrainOpDomain);
-    loss = tg.values[l].name;
+    loss = tg.values[append_loss_node(tg, cfg.loss, cfg.label_smoothing, tg.find_value(p->logits_), &p->target_)].name;
   } else {
     for (int v : cut.boundary[stage + 1]) {
       tg.outputs.push_back(v);
@@ -226,53 +210,19 @@ Result<std::unique_ptr<PipelineStage>> PipelineStage::create(const Model& model,
   // Evaluation runs the forward graph in inference mode; training sets Dropout's training
   // mode (as Trainer does).
   auto eg = std::make_shared<Graph>(tg);
-  for (Node& n : tg.nodes) {
-    if (n.op_type != "Dropout" || !n.domain.empty()) continue;
-    Attribute a;
-    a.name = "training_mode";
-    a.type = AttrType::kInt;
-    a.i = 1;
-    n.attributes.erase(std::remove_if(n.attributes.begin(), n.attributes.end(), [](const Attribute& x) { return x.name == "training_mode"; }),
-                       n.attributes.end());
-    n.attributes.push_back(a);
-  }
+  set_dropout_training(tg);
   TSR_ASSIGN_OR_RETURN(BackwardInfo info, append_backward(tg, loss, wrt));
   p->seed_ = info.seed;
-  auto is_zeros = [&](const std::string& name) {
-    const int gv = tg.find_value(name);
-    for (const Node& n : tg.nodes)
-      if (!n.outputs.empty() && n.outputs[0] == gv && n.op_type == "ZerosLike") return true;
-    return false;
-  };
   for (size_t i = 0; i < wrt.size(); ++i) {
     if (i < nparam_wrt) {
-      if (is_zeros(info.grads[i])) continue;
-      Param pr;
-      pr.name = wrt[i];
-      pr.value = g.values[g.find_value(wrt[i])].initializer->clone().value();
-      if (model.training)
-        for (const OptimizerStateTensor& st : model.training->states)
-          if (st.value == pr.name) {
-            if (st.data->shape() != pr.value.shape() || st.data->dtype() != DType::kFloat32)
-              return invalid_argument("checkpoint: optimizer state '" + st.value + "/" + st.name + "' " + st.data->describe() +
-                                      " does not match the parameter " + pr.value.describe());
-            pr.state.push_back({st.name, st.data->clone().value()});
-          }
+      if (zero_gradient(tg, info.grads[i])) continue;
+      TSR_ASSIGN_OR_RETURN(Param pr, param_to_train(g, wrt[i], model));
       p->params_.push_back(std::move(pr));
     }
     p->grad_names_.push_back(info.grads[i]);
   }
-  if (model.training) {
-    if (!model.training->optimizer.empty() && model.training->optimizer != cfg.optimizer.kind)
-      return invalid_argument("checkpoint was trained with optimizer '" + model.training->optimizer + "'; resuming with '" +
-                              cfg.optimizer.kind + "' would discard its state (give --optimizer " + model.training->optimizer + ")");
-    p->step_ = model.training->step;
-    for (const Param& pr : p->params_) {  // the resumed state is the set this optimizer keeps
-      std::vector<std::string> names;
-      for (const auto& st : pr.state) names.push_back(st.first);
-      TSR_RETURN_IF_ERROR(check_resumed_state(cfg.optimizer, pr.name, names));
-    }
-  }
+  TSR_RETURN_IF_ERROR(check_resumed_optimizer(model, cfg.optimizer.kind));
+  if (model.training) p->step_ = model.training->step;
   // The forward graph and the backward graph (the rest, in order) share the values.
   auto fg = std::make_shared<Graph>(tg);
   auto bg = std::make_shared<Graph>(tg);
@@ -324,22 +274,8 @@ Result<std::unique_ptr<PipelineStage>> PipelineStage::create(const Model& model,
 }
 
 std::string pipeline_loss_input(const Graph& g, const std::string& loss) {
-  int logits = g.outputs.empty() ? -1 : g.outputs[0];
-  if (logits < 0) return "";
-  if (loss != "ce") return g.values[logits].name;
-  auto producer = [&](int v) {
-    for (size_t i = 0; i < g.nodes.size(); ++i)
-      for (int o : g.nodes[i].outputs)
-        if (o == v) return static_cast<int>(i);
-    return -1;
-  };
-  for (int p = producer(logits); p >= 0; p = producer(logits)) {
-    const Node& n = g.nodes[p];
-    if (n.op_type == "Identity") { logits = n.inputs[0]; continue; }
-    if (n.op_type == "Softmax" || n.op_type == "LogSoftmax") logits = n.inputs[0];
-    break;
-  }
-  return g.values[logits].name;
+  const int v = loss_input(g, loss);
+  return v < 0 ? "" : g.values[v].name;
 }
 
 Status PipelineStage::forward(int mb, const Tensor& x, const Tensor& target, double weight, uint64_t seed,

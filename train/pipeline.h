@@ -50,9 +50,10 @@ enum class PipelineSchedule { kGPipe, kOneFOneB };
 /// "gpipe" or "1f1b". Errors: kInvalidArgument naming the text.
 Result<PipelineSchedule> parse_schedule(const std::string& text);
 
-/// The value the loss reads (Trainer's rule): for "ce" the logits (the input of a final
-/// Softmax/LogSoftmax, through trailing Identity ops), else the model output. The pipeline
-/// cut must end at it (PipelineCut sinks). Empty for a graph without outputs.
+/// The name of the value the loss reads (loss_input in train/parameters.h, Trainer's rule):
+/// for "ce" the logits (the input of a final Softmax/LogSoftmax, through trailing Identity
+/// ops), else the model output. The pipeline cut must end at it (PipelineCut sinks). Empty
+/// for a graph without outputs.
 std::string pipeline_loss_input(const Graph& g, const std::string& loss);
 
 /// One step of a schedule: a micro-batch's receive, compute or send, forward or backward.

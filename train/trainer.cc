@@ -14,13 +14,6 @@ namespace tessera::train {
 
 namespace {
 
-int producer_of(const Graph& g, int v) {
-  for (size_t i = 0; i < g.nodes.size(); ++i)
-    for (int o : g.nodes[i].outputs)
-      if (o == v) return static_cast<int>(i);
-  return -1;
-}
-
 Tensor uniform(const Shape& s, double bound, std::mt19937_64& gen) {
   Tensor t = Tensor::allocate(DType::kFloat32, s).value();
   std::uniform_real_distribution<double> u(-bound, bound);
@@ -77,23 +70,6 @@ Status replace_head(Graph& g, int classes, uint64_t seed, std::vector<std::strin
   return invalid_argument("--replace-head: the model has no MatMul or Gemm with a 2-D initializer weight to replace");
 }
 
-int add_node(Graph& g, const std::string& op, const std::vector<int>& ins, const std::string& out_name, DType dt,
-             std::vector<Attribute> attrs = {}) {
-  Node n;
-  n.op_type = op;
-  n.domain = kTrainOpDomain;
-  n.opset = 1;
-  n.name = out_name;
-  n.inputs = ins;
-  n.attributes = std::move(attrs);
-  Value v;
-  v.name = out_name;
-  v.dtype = dt;
-  n.outputs = {g.add_value(std::move(v))};
-  g.nodes.push_back(n);
-  return n.outputs[0];
-}
-
 }  // namespace
 
 Result<std::unique_ptr<Trainer>> Trainer::create(const Model& model, const TrainerConfig& cfg) {
@@ -112,18 +88,10 @@ Result<std::unique_ptr<Trainer>> Trainer::create(const Model& model, const Train
   t->input_ = g.values[g.inputs[0]].name;
   t->output_ = g.values[g.outputs[0]].name;
   // The logits: through trailing Identity ops, the input of a final Softmax/LogSoftmax.
-  int logits = g.outputs[0];
-  if (cfg.loss == "ce") {
-    for (int p = producer_of(g, logits); p >= 0; p = producer_of(g, logits)) {
-      const Node& n = g.nodes[p];
-      if (n.op_type == "Identity") { logits = n.inputs[0]; continue; }
-      if (n.op_type == "Softmax" || n.op_type == "LogSoftmax") {
-        logits = n.inputs[0];
-        t->notes_.push_back("cross-entropy reads the logits '" + g.values[logits].name + "' (the input of the final " + n.op_type + ")");
-      }
-      break;
-    }
-  }
+  std::string skipped;
+  const int logits = loss_input(g, cfg.loss, &skipped);
+  if (!skipped.empty())
+    t->notes_.push_back("cross-entropy reads the logits '" + g.values[logits].name + "' (the input of the final " + skipped + ")");
   t->logits_ = g.values[logits].name;
 
   // Trainable parameters: float initializers that nodes read, except BatchNormalization's
@@ -131,25 +99,8 @@ Result<std::unique_ptr<Trainer>> Trainer::create(const Model& model, const Train
   TSR_ASSIGN_OR_RETURN(std::vector<std::string> wrt, trainable_parameters(g, cfg.freeze, &t->frozen_));
   // Loss node: ce(logits, target int64 [N]) or mse(output, target).
   Graph tg = g;
-  {
-    Value tv;
-    tv.name = "tessera.train.target";
-    tv.dtype = cfg.loss == "ce" ? DType::kInt64 : DType::kFloat32;
-    int tid = tg.add_value(std::move(tv));
-    tg.inputs.push_back(tid);
-    t->target_ = tg.values[tid].name;
-    int pred = cfg.loss == "ce" ? tg.find_value(t->logits_) : tg.find_value(t->output_);
-    std::vector<Attribute> at;
-    if (cfg.loss == "ce") {
-      Attribute a;
-      a.name = "label_smoothing";
-      a.type = AttrType::kFloat;
-      a.f = static_cast<float>(cfg.label_smoothing);
-      at.push_back(a);
-    }
-    int l = add_node(tg, cfg.loss == "ce" ? "SoftmaxCrossEntropy" : "MSELoss", {pred, tid}, "tessera.train.loss", DType::kFloat32, at);
-    t->loss_ = tg.values[l].name;
-  }
+  t->loss_ = tg.values[append_loss_node(tg, cfg.loss, cfg.label_smoothing,
+                                         tg.find_value(cfg.loss == "ce" ? t->logits_ : t->output_), &t->target_)].name;
   // Evaluation runs the graph in inference mode (Dropout off, BatchNormalization with the
   // running statistics).
   auto eval_graph = std::make_shared<Graph>(tg);
@@ -157,24 +108,15 @@ Result<std::unique_ptr<Trainer>> Trainer::create(const Model& model, const Train
   // with the batch statistics and outputs updated running statistics (ONNX
   // BatchNormalization-15: running = running * momentum + batch * (1 - momentum)), which
   // the trainer keeps and feeds back.
-  auto set_attr = [](Node& n, const std::string& name, int64_t v) {
-    for (Attribute& a : n.attributes)
-      if (a.name == name) { a.type = AttrType::kInt; a.i = v; return; }
-    Attribute a;
-    a.name = name;
-    a.type = AttrType::kInt;
-    a.i = v;
-    n.attributes.push_back(a);
-  };
+  set_dropout_training(tg);
   for (size_t i = 0; i < tg.nodes.size(); ++i) {
     if (!tg.nodes[i].domain.empty()) continue;
-    if (tg.nodes[i].op_type == "Dropout") set_attr(tg.nodes[i], "training_mode", 1);
     if (tg.nodes[i].op_type == "BatchNormalization" && cfg.batchnorm_train) {
       Node& n = tg.nodes[i];
       if (n.inputs.size() < 5 || n.inputs[3] < 0 || n.inputs[4] < 0 || !tg.values[n.inputs[3]].initializer ||
           !tg.values[n.inputs[4]].initializer)
         return invalid_argument(n.describe() + ": training mode needs the running mean and var as initializers");
-      set_attr(n, "training_mode", 1);
+      set_int_attribute(n, "training_mode", 1);
       n.outputs.resize(3, -1);
       for (int k = 1; k <= 2; ++k) {
         if (n.outputs[k] < 0) {
@@ -198,26 +140,12 @@ Result<std::unique_ptr<Trainer>> Trainer::create(const Model& model, const Train
   auto train_graph = std::make_shared<Graph>(std::move(tg));
   std::vector<std::string> fetch = {t->loss_};
   for (size_t i = 0; i < wrt.size(); ++i) {
-    int gv = train_graph->find_value(info.grads[i]);
-    bool zeros = false;
-    for (const Node& n : train_graph->nodes)
-      if (!n.outputs.empty() && n.outputs[0] == gv && n.op_type == "ZerosLike") zeros = true;
-    if (zeros) {
+    if (zero_gradient(*train_graph, info.grads[i])) {
       t->notes_.push_back("'" + wrt[i] + "' does not affect the loss: not trained");
       continue;
     }
-    Param p;
-    p.name = wrt[i];
-    p.value = g.values[g.find_value(wrt[i])].initializer->clone().value();
-    // Resume: the checkpoint's optimizer state (TrainingState) for this parameter.
-    if (model.training)
-      for (const OptimizerStateTensor& st : model.training->states)
-        if (st.value == p.name) {
-          if (st.data->shape() != p.value.shape() || st.data->dtype() != DType::kFloat32)
-            return invalid_argument("checkpoint: optimizer state '" + st.value + "/" + st.name + "' " + st.data->describe() +
-                                    " does not match the parameter " + p.value.describe());
-          p.state.push_back({st.name, st.data->clone().value()});
-        }
+    // Resume: with the checkpoint's optimizer state (TrainingState) for this parameter.
+    TSR_ASSIGN_OR_RETURN(Param p, param_to_train(g, wrt[i], model));
     t->params_.push_back(std::move(p));
     t->grads_.push_back(info.grads[i]);
     fetch.push_back(info.grads[i]);
@@ -228,19 +156,8 @@ Result<std::unique_ptr<Trainer>> Trainer::create(const Model& model, const Train
   t->eval_graph_ = eval_graph;
   TSR_ASSIGN_OR_RETURN(t->train_, Interpreter::create(train_graph, fetch));
   TSR_ASSIGN_OR_RETURN(t->eval_, Interpreter::create(eval_graph, {t->loss_, t->output_}));
-  if (model.training) {
-    if (!model.training->optimizer.empty() && model.training->optimizer != cfg.optimizer.kind)
-      return invalid_argument("checkpoint was trained with optimizer '" + model.training->optimizer + "'; resuming with '" +
-                              cfg.optimizer.kind + "' would discard its state (give --optimizer " + model.training->optimizer + ")");
-    t->step_ = model.training->step;
-    // Each parameter's resumed state is the set this optimizer keeps (after the name check
-    // above, whose message is the clearer one when the optimizer differs).
-    for (const Param& p : t->params_) {
-      std::vector<std::string> names;
-      for (const auto& st : p.state) names.push_back(st.first);
-      TSR_RETURN_IF_ERROR(check_resumed_state(cfg.optimizer, p.name, names));
-    }
-  }
+  TSR_RETURN_IF_ERROR(check_resumed_optimizer(model, cfg.optimizer.kind));
+  if (model.training) t->step_ = model.training->step;
   t->model_->training.reset();
   t->one_ = Tensor::allocate(DType::kFloat32, {}).value();
   t->one_.data_as<float>()[0] = 1.0f;

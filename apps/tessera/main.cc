@@ -287,6 +287,19 @@ int cmd_inspect(const std::string& path, bool json) {
   else
     std::printf("sharding:        %zu meshes, %zu tensor placements, %zu pre-sharded weight chunks\n", m.extras.meshes,
                 m.extras.tensor_shardings, m.extras.weight_chunks);
+  static const char* const kRoles[] = {"data", "fsdp", "tensor", "pipeline"};
+  for (const DeviceMesh& mesh : m.meshes) {
+    std::printf("  mesh '%s':", mesh.name.c_str());
+    for (size_t d = 0; d < mesh.shape.size(); ++d) {
+      const auto role = d < mesh.roles.size() ? static_cast<size_t>(mesh.roles[d]) : 4;
+      std::printf(" %s%s=%lld (%s)", d ? "x " : "", d < mesh.dim_names.size() ? mesh.dim_names[d].c_str() : "?",
+                  static_cast<long long>(mesh.shape[d]), role < 4 ? kRoles[role] : "?");
+    }
+    std::printf("\n");
+  }
+  int stages = 0;
+  for (const Node& n : m.graph.nodes) stages = std::max(stages, n.pipeline_stage + 1);
+  if (stages > 0) std::printf("pipeline:        %d stages (Node::pipeline_stage)\n", stages);
   if (m.training)
     std::printf("training state:  optimizer %s, step %lld, %zu state tensors\n", m.training->optimizer.c_str(),
                 static_cast<long long>(m.training->step), m.training->states.size());

@@ -121,19 +121,17 @@ struct NodeRun {
   Tensor y, dx;
 };
 
-// One node `op` (attrs) on x, its backward from append_backward, cotangent w.
-NodeRun run_node(const std::string& op, std::vector<Attribute> attrs, const Tensor& x, const Tensor& w) {
-  Graph g;
-  Value xv;
-  xv.name = "x";
-  xv.dtype = DType::kFloat64;
-  const int xi = g.add_value(xv);
-  g.inputs.push_back(xi);
+// g (its inputs declared) plus one node `op` named `name` (domain kTrainOpDomain, attrs)
+// reading every input of g and making the float64 output "y", then append_backward of y
+// for the input `wrt`: an interpreter that fetches {y, dy/dwrt} from the inputs and the
+// cotangent fed under *seed. A failure is a test failure and gives nullptr.
+std::unique_ptr<Interpreter> with_backward(Graph g, const std::string& op, const std::string& name, std::vector<Attribute> attrs,
+                                           const std::string& wrt, std::string* seed) {
   Node n;
   n.op_type = op;
   n.domain = kTrainOpDomain;
-  n.name = op;
-  n.inputs = {xi};
+  n.name = name;
+  n.inputs = g.inputs;
   n.attributes = std::move(attrs);
   Value yv;
   yv.name = "y";
@@ -141,12 +139,29 @@ NodeRun run_node(const std::string& op, std::vector<Attribute> attrs, const Tens
   n.outputs = {g.add_value(yv)};
   g.nodes.push_back(n);
   g.outputs = {n.outputs[0]};
-  auto info = append_backward(g, "y", {"x"});
+  auto info = append_backward(g, "y", {wrt});
   EXPECT_TRUE(info.is_ok()) << info.status().message();
+  if (!info.is_ok()) return nullptr;
+  *seed = info->seed;
   auto it = Interpreter::create(std::make_shared<Graph>(g), {"y", info->grads[0]});
   EXPECT_TRUE(it.is_ok()) << it.status().message();
-  auto out = (*it)->run({{"x", x}, {info->seed, w}});
+  if (!it.is_ok()) return nullptr;
+  return std::move(*it);
+}
+
+// One node `op` (attrs) on x, its backward from append_backward, cotangent w.
+NodeRun run_node(const std::string& op, std::vector<Attribute> attrs, const Tensor& x, const Tensor& w) {
+  Graph g;
+  Value xv;
+  xv.name = "x";
+  xv.dtype = DType::kFloat64;
+  g.inputs.push_back(g.add_value(xv));
+  std::string seed;
+  auto it = with_backward(std::move(g), op, op, std::move(attrs), "x", &seed);
+  if (!it) return {};
+  auto out = it->run({{"x", x}, {seed, w}});
   EXPECT_TRUE(out.is_ok()) << out.status().message();
+  if (!out.is_ok()) return {};
   return {(*out)[0], (*out)[1]};
 }
 
@@ -278,24 +293,11 @@ TEST_F(BoxingNumerics, VocabParallelGatherAndItsScatterAddGradient) {
   iv.name = "ids";
   iv.dtype = DType::kInt64;
   g.inputs.push_back(g.add_value(iv));
-  Node n;
-  n.op_type = "VocabParallelGather";
-  n.domain = kTrainOpDomain;
-  n.name = "embedding";
-  n.inputs = {0, 1};
-  n.attributes = {ia("mesh_dim", 0), ia("vocab", vocab)};
-  Value yv;
-  yv.name = "y";
-  yv.dtype = DType::kFloat64;
-  n.outputs = {g.add_value(yv)};
-  g.nodes.push_back(n);
-  g.outputs = {n.outputs[0]};
-  auto info = append_backward(g, "y", {"table"});
-  ASSERT_TRUE(info.is_ok()) << info.status().message();
-  auto it = Interpreter::create(std::make_shared<Graph>(g), {"y", info->grads[0]});
-  ASSERT_TRUE(it.is_ok()) << it.status().message();
+  std::string seed;
+  auto it = with_backward(std::move(g), "VocabParallelGather", "embedding", {ia("mesh_dim", 0), ia("vocab", vocab)}, "table", &seed);
+  ASSERT_TRUE(it != nullptr);
   Tensor w = make(-1, 1, 5, h);  // the cotangent of a Partial value: Broadcast
-  auto out = (*it)->run({{"table", table}, {"ids", ids}, {info->seed, w}});
+  auto out = it->run({{"table", table}, {"ids", ids}, {seed, w}});
   ASSERT_TRUE(out.is_ok()) << out.status().message();
   const Tensor& y = (*out)[0];
   Tensor sum = y.clone().value();

@@ -159,16 +159,96 @@ def prepare(args, classes, rows=50, ffn=0, convert_extra=(), build=None, x_dims=
     return w0
 
 
-def common_flags(args, epochs=1, steps=5):
+def common_flags(args, epochs=1, steps=5, clip_norm="5"):
+    """The training flags both runs of an equivalence test get (pp_test.py and tp_test.py
+    too): --model m.tsr, batches of 10, SGD with Nesterov momentum, weight decay and
+    clipping at `clip_norm`, or AdamW."""
     work = args.work_dir
     common = ["--model", os.path.join(work, "m.tsr"), "--train", os.path.join(work, "train.npz"),
               "--val", os.path.join(work, "val.npz"), "--epochs", str(epochs), "--batch-size", "10", "--max-steps", str(steps),
               "--optimizer", args.optimizer, "--lr", "0.05" if args.optimizer == "sgd" else "0.01", "--quiet"]
     if args.optimizer == "sgd":
-        common += ["--momentum", "0.9", "--nesterov", "--weight-decay", "0.01", "--clip-norm", "5"]
+        common += ["--momentum", "0.9", "--nesterov", "--weight-decay", "0.01", "--clip-norm", clip_norm]
     else:
         common += ["--weight-decay", "0.05"]
     return common
+
+
+def resume_flags(args, common, steps):
+    """`common` without --model (the run resumes a checkpoint instead), for 2 epochs of up
+    to `steps` steps: the steps after the saved ones are epoch 2's first batches."""
+    more = [c for c in common if c not in ("--model", os.path.join(args.work_dir, "m.tsr"))]
+    more[more.index("--epochs") + 1] = "2"
+    more[more.index("--max-steps") + 1] = str(steps)
+    return more
+
+
+def compare_training(args, w0, single, other, what, steps=5):
+    """The run `other` (a .tsr written by a parallel run) against `single` (one process),
+    both started from the weights w0: the final weights within 1e-5 (max abs diff), the
+    weights moved (> 1e-3, else the comparison says nothing), `steps` steps each with losses
+    within 1e-5. Returns (failures, max weight diff, max loss diff, other's per-step metrics,
+    other's weights)."""
+    ws, wo = weights_of(args, single), weights_of(args, other)
+    fail = []
+    diff = max(float(np.abs(ws[k] - wo[k]).max()) for k in w0)
+    moved = max(float(np.abs(ws[k] - w0[k]).max()) for k in w0)
+    if diff > 1e-5:
+        fail.append(f"max weight diff {diff:.3g} > 1e-5: " +
+                    ", ".join(f"{k} {float(np.abs(ws[k] - wo[k]).max()):.3g}" for k in w0))
+    if moved < 1e-3:
+        fail.append(f"the weights hardly moved ({moved:.3g}): the comparison says nothing")
+    ms = [m for m in read_metrics(single + ".metrics.jsonl") if "loss" in m]
+    mo = [m for m in read_metrics(other + ".metrics.jsonl") if "loss" in m]
+    if len(ms) != steps or len(mo) != steps:
+        fail.append(f"expected {steps} steps, got {len(ms)} single and {len(mo)} {what}")
+    loss_diff = max([abs(a["loss"] - b["loss"]) for a, b in zip(ms, mo)] or [1.0])
+    if loss_diff > 1e-5:
+        fail.append(f"per-step loss differs by {loss_diff:.3g}: {[a['loss'] for a in ms]} vs {[b['loss'] for b in mo]}")
+    return fail, diff, loss_diff, mo, wo
+
+
+def check_bad_inputs(cases, timeout=60):
+    """Runs every (name, command, message) of `cases`: each must exit non-zero within
+    `timeout` s (subprocess.TimeoutExpired otherwise) with `message` (a string, or a list of
+    strings that must all appear) in its stdout or stderr. Prints one line per case;
+    returns the failures."""
+    fail = []
+    for name, cmd, want in cases:
+        t0 = time.time()
+        r = run(cmd, check=False, timeout=timeout)
+        text = r.stdout + r.stderr
+        print(f"[{name}] exit {r.returncode} after {time.time() - t0:.1f} s: "
+              f"{[l for l in text.splitlines() if 'error' in l.lower()][:2]}")
+        if r.returncode == 0:
+            fail.append(f"{name}: exit 0")
+        for w in [want] if isinstance(want, str) else want:
+            if w not in text:
+                fail.append(f"{name}: no message with '{w}':\n{text[-1500:]}")
+    return fail
+
+
+def finish(fail, ok="ok"):
+    """Prints the failures and returns exit status 1, or prints `ok` and returns 0."""
+    if fail:
+        print("FAIL:\n  " + "\n  ".join(fail))
+        return 1
+    print(ok)
+    return 0
+
+
+def table_row(*cells):
+    """Prints one row of a README table: | a | b | ... |"""
+    print("| " + " | ".join(str(c) for c in cells) + " |")
+
+
+def common_args(ap, cases):
+    """The arguments every MPI test script takes: the binaries, the work directory, the case."""
+    ap.add_argument("--tessera", required=True)
+    ap.add_argument("--finetune", required=True)
+    ap.add_argument("--mpirun", required=True)
+    ap.add_argument("--work-dir", required=True)
+    ap.add_argument("--case", required=True, choices=cases)
 
 
 def max_diff(a, b):
@@ -192,22 +272,7 @@ def case_equiv(args):
             timeout=120)
     t2 = time.time()
     print(r.stdout.strip())
-    ws, wd = weights_of(args, single), weights_of(args, dp)
-    fail = []
-    diff = max(float(np.abs(ws[k] - wd[k]).max()) for k in w0)
-    moved = max(float(np.abs(ws[k] - w0[k]).max()) for k in w0)
-    if diff > 1e-5:
-        fail.append(f"max weight diff {diff:.3g} > 1e-5: " +
-                    ", ".join(f"{k} {float(np.abs(ws[k] - wd[k]).max()):.3g}" for k in w0))
-    if moved < 1e-3:
-        fail.append(f"the weights hardly moved ({moved:.3g}): the comparison says nothing")
-    ms = [m for m in read_metrics(single + ".metrics.jsonl") if "loss" in m]
-    md = [m for m in read_metrics(dp + ".metrics.jsonl") if "loss" in m]
-    if len(ms) != 5 or len(md) != 5:
-        fail.append(f"expected 5 steps, got {len(ms)} single and {len(md)} data parallel")
-    loss_diff = max(abs(a["loss"] - b["loss"]) for a, b in zip(ms, md))
-    if loss_diff > 1e-5:
-        fail.append(f"per-step loss differs by {loss_diff:.3g}: {[a['loss'] for a in ms]} vs {[b['loss'] for b in md]}")
+    fail, diff, loss_diff, md, _ = compare_training(args, w0, single, dp, "data parallel")
     n = args.np
     formula = 2 * (n - 1) / n * grad_bytes
     measured = md[-1]["comm_bytes_per_rank"] if md else []
@@ -266,10 +331,7 @@ def case_equiv(args):
         elif args.bucket_mb == 0:
             fail.append(f"{m['buckets']} buckets at the default 25 MiB for {grad_bytes} bytes")
     # Both checkpoints resumed in one process for 2 more steps (epoch 2's first batches).
-    more = [c for c in common if c not in ("--model", os.path.join(work, "m.tsr"))]
-    i = more.index("--epochs")
-    more[i + 1] = "2"
-    more[more.index("--max-steps") + 1] = "7"
+    more = resume_flags(args, common, 7)
     rs, rd = os.path.join(work, "single_more.tsr"), os.path.join(work, "dp_more.tsr")
     run([args.finetune, "--resume", single] + more + ["--out", rs])
     run([args.finetune, "--resume", dp] + more + ["--out", rd])
@@ -282,18 +344,14 @@ def case_equiv(args):
     if args.zero:
         theory = f"{want[0]}" + (f" (peak gathered {md[-1]['gathered_peak_bytes_per_rank'][0]} of {grad_bytes})"
                                  if args.zero == 3 and md else "")
-    print(f"| {len(md)} | {n} | {args.optimizer}{f' ZeRO-{args.zero}' if args.zero else ''} | {md[-1]['buckets'] if md else '?'} | {diff:.2g} | {loss_diff:.2g} | "
-          f"{grad_bytes} | {measured} | {theory} | {resume_diff:.2g} | {t1 - t0:.1f} s / {t2 - t1:.1f} s |")
-    if fail:
-        print("FAIL:\n  " + "\n  ".join(fail))
-        return 1
-    print(f"ok: dp={n} matches single-process training: max weight diff {diff:.3g}, loss diff {loss_diff:.3g}; "
-          f"bytes per rank per step {measured} (2(N-1)/N * {grad_bytes} = {formula:.1f})"
-          + (f"; peak packed-gradient bytes per rank {md[-1]['gradient_buffer_peak_bytes_per_rank']} ({md[-1]['buckets']} buckets)"
-             if args.zero in (2, 3) else "")
-          + (f"; peak gathered parameter bytes per rank {md[-1]['gathered_peak_bytes_per_rank']} of {grad_bytes}"
-             if args.zero == 3 else ""))
-    return 0
+    table_row(len(md), n, f"{args.optimizer}{f' ZeRO-{args.zero}' if args.zero else ''}", md[-1]['buckets'] if md else '?',
+              f"{diff:.2g}", f"{loss_diff:.2g}", grad_bytes, measured, theory, f"{resume_diff:.2g}", f"{t1 - t0:.1f} s / {t2 - t1:.1f} s")
+    return finish(fail, f"ok: dp={n} matches single-process training: max weight diff {diff:.3g}, loss diff {loss_diff:.3g}; "
+                  f"bytes per rank per step {measured} (2(N-1)/N * {grad_bytes} = {formula:.1f})"
+                  + (f"; peak packed-gradient bytes per rank {md[-1]['gradient_buffer_peak_bytes_per_rank']} ({md[-1]['buckets']} buckets)"
+                     if args.zero in (2, 3) else "")
+                  + (f"; peak gathered parameter bytes per rank {md[-1]['gathered_peak_bytes_per_rank']} of {grad_bytes}"
+                     if args.zero == 3 else ""))
 
 
 def case_resume(args):
@@ -312,7 +370,7 @@ def case_resume(args):
     sh = info.get("sharding", {})
     if sh.get("tensor_shardings") != len(w0) or not sh.get("weight_chunks"):
         fail.append(f"the checkpoint is not sharded: {sh} (expected {len(w0)} tensor shardings and weight chunks)")
-    resume = [c for c in common_flags(args, epochs=2, steps=7) if c not in ("--model", os.path.join(work, "m.tsr"))]
+    resume = resume_flags(args, common_flags(args), 7)
     r1, r4 = os.path.join(work, "resumed1.tsr"), os.path.join(work, "resumed4.tsr")
     run([args.finetune, "--resume", ckpt] + resume + ["--out", r1])
     out4 = run(mpirun(args, 4) + [args.finetune, "--resume", ckpt] + resume + ["--out", r4, "--parallel", "dp=4"] + zero,
@@ -333,14 +391,10 @@ def case_resume(args):
             check=False)
     if r.returncode != 0 or not os.path.exists(os.path.join(work, "run_out", "out.npy")):
         fail.append(f"tessera run on the ZeRO-{args.zero} output failed: {r.stdout[-500:]} {r.stderr[-500:]}")
-    print(f"| resume ZeRO-{args.zero} | saved at 2 ranks after 5 steps, {sh.get('weight_chunks')} chunks | "
-          f"+2 steps at 1 rank: {d1:.2g} | +2 steps at 4 ranks: {d4:.2g} | (steps 6-7 moved the weights {moved:.2g}) |")
-    if fail:
-        print("FAIL:\n  " + "\n  ".join(fail))
-        return 1
-    print(f"ok: the ZeRO-{args.zero} checkpoint of 2 ranks resumed at 1 and 4 ranks ends within {max(d1, d4):.3g} "
-          "of uninterrupted single-process training")
-    return 0
+    table_row(f"resume ZeRO-{args.zero}", f"saved at 2 ranks after 5 steps, {sh.get('weight_chunks')} chunks",
+              f"+2 steps at 1 rank: {d1:.2g}", f"+2 steps at 4 ranks: {d4:.2g}", f"(steps 6-7 moved the weights {moved:.2g})")
+    return finish(fail, f"ok: the ZeRO-{args.zero} checkpoint of 2 ranks resumed at 1 and 4 ranks ends within {max(d1, d4):.3g} "
+                  "of uninterrupted single-process training")
 
 
 def ranks_of(marker):
@@ -419,11 +473,7 @@ def case_fault(args, mode, prepare_kw=None):
         fail.append(f"processes left behind: {left}")
         for pid in left:
             os.kill(pid, signal.SIGKILL)
-    if fail:
-        print("FAIL: " + "; ".join(fail))
-        return 1
-    print("ok")
-    return 0
+    return finish(fail)
 
 
 def case_bad_input(args):
@@ -506,32 +556,13 @@ def case_bad_input(args):
     # A ZeRO checkpoint (no tensor-parallel annotations) resumed under tp=2.
     cases.append(("ZeRO checkpoint under tp", mp + ["-np", "2"] + resume(ck[0])[:-4] + ["--parallel", "tp=2"],
                   "--parallel tp=2: the model has no tensor-parallel sharding annotations"))
-    fail = []
-    for name, cmd, want in cases:
-        t0 = time.time()
-        r = run(cmd, check=False, timeout=60)
-        text = r.stdout + r.stderr
-        print(f"[{name}] exit {r.returncode} after {time.time() - t0:.1f} s: "
-              f"{[l for l in text.splitlines() if 'error' in l.lower()][:2]}")
-        if r.returncode == 0:
-            fail.append(f"{name}: exit 0")
-        if want not in text:
-            fail.append(f"{name}: no message with '{want}':\n{text[-1500:]}")
-    if fail:
-        print("FAIL:\n  " + "\n  ".join(fail))
-        return 1
-    print("ok")
-    return 0
+    return finish(check_bad_inputs(cases))
 
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--tessera", required=True)
-    ap.add_argument("--finetune", required=True)
-    ap.add_argument("--mpirun", required=True)
+    common_args(ap, ["equiv", "kill", "hang", "bad_input", "resume"])
     ap.add_argument("--drop-chunk", help="tessera_drop_chunk (tests/mpi/drop_chunk.cc), for bad_input")
-    ap.add_argument("--work-dir", required=True)
-    ap.add_argument("--case", required=True, choices=["equiv", "kill", "hang", "bad_input", "resume"])
     ap.add_argument("--np", type=int, default=2)
     ap.add_argument("--optimizer", default="sgd")
     ap.add_argument("--bucket-mb", type=float, default=0)

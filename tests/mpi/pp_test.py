@@ -39,19 +39,11 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import dp_test  # noqa: E402  (exits 77 without onnx)
-from dp_test import chunks, mpirun, prepare, read_metrics, run, weights_of  # noqa: E402
+from dp_test import (check_bad_inputs, chunks, common_args, common_flags, compare_training, finish, mpirun,  # noqa: E402
+                     prepare, resume_flags, run, table_row, weights_of)
 
 import onnx  # noqa: E402
 from onnx import TensorProto, helper, numpy_helper, shape_inference  # noqa: E402
-
-
-def common_flags(work, optimizer):
-    """dp_test's flags: SGD with Nesterov momentum, weight decay and clipping, or AdamW."""
-    f = ["--train", os.path.join(work, "train.npz"), "--val", os.path.join(work, "val.npz"), "--epochs", "1",
-         "--batch-size", "10", "--max-steps", "5", "--optimizer", optimizer, "--quiet"]
-    if optimizer == "sgd":
-        return f + ["--lr", "0.05", "--momentum", "0.9", "--nesterov", "--weight-decay", "0.01", "--clip-norm", "5"]
-    return f + ["--lr", "0.01", "--weight-decay", "0.05"]
 
 
 def widths(onnx_path):
@@ -109,7 +101,7 @@ def case_equiv(args):
         r = run([args.tessera, "convert", os.path.join(work, "m.onnx"), "-o", model, "--pipeline-stages", str(P)])
         print(r.stdout.strip())
         file_cut = parse_cut(r.stdout)
-    common = common_flags(work, args.optimizer)
+    common = common_flags(args)[2:]  # dp_test's flags without --model m.tsr: this run's model is `model`
     single = os.path.join(work, "single.tsr")
     t0 = time.time()
     run([args.finetune, "--model", os.path.join(work, "m.tsr")] + common + ["--out", single])
@@ -129,20 +121,8 @@ def case_equiv(args):
         fail.append(f"tessera convert's cut {file_cut} != the one the trainer used {cut}")
     if args.file_cut and "from the file" not in r.stderr:
         fail.append("the trainer did not use the file's stages")
-    ws, wp = weights_of(args, single), weights_of(args, out)
-    diff = max(float(np.abs(ws[k] - wp[k]).max()) for k in w0)
-    moved = max(float(np.abs(ws[k] - w0[k]).max()) for k in w0)
-    if diff > 1e-5:
-        fail.append(f"max weight diff {diff:.3g} > 1e-5: " + ", ".join(f"{k} {float(np.abs(ws[k] - wp[k]).max()):.3g}" for k in w0))
-    if moved < 1e-3:
-        fail.append(f"the weights hardly moved ({moved:.3g}): the comparison says nothing")
-    ms = [m for m in read_metrics(single + ".metrics.jsonl") if "loss" in m]
-    mp = [m for m in read_metrics(out + ".metrics.jsonl") if "loss" in m]
-    if len(ms) != 5 or len(mp) != 5:
-        fail.append(f"expected 5 steps, got {len(ms)} single and {len(mp)} pipeline")
-    loss_diff = max([abs(a["loss"] - b["loss"]) for a, b in zip(ms, mp)] or [1.0])
-    if loss_diff > 1e-5:
-        fail.append(f"per-step loss differs by {loss_diff:.3g}: {[a['loss'] for a in ms]} vs {[b['loss'] for b in mp]}")
+    compared, diff, loss_diff, mp, _ = compare_training(args, w0, single, out, "pipeline")
+    fail += compared
     # Theory: rank = stage * D + dp index; this dp rank's rows of the global batch of 10, cut
     # into M micro-batches (empty ones skipped); stage s sends what crosses out of it
     # forward and the gradients of the float values crossing into it backward.
@@ -177,9 +157,7 @@ def case_equiv(args):
     rr = run([args.tessera, "run", out, "--random", "--shape", "x=3x8"], check=False)
     if rr.returncode != 0:
         fail.append(f"tessera run on the output failed: {rr.stderr[-500:]}")
-    more = common_flags(work, args.optimizer)
-    more[more.index("--epochs") + 1] = "2"
-    more[more.index("--max-steps") + 1] = "7"
+    more = resume_flags(args, common, 7)
     rs, rp = os.path.join(work, "single_more.tsr"), os.path.join(work, "pp_more.tsr")
     run([args.finetune, "--resume", single] + more + ["--out", rs])
     run([args.finetune, "--resume", out] + more + ["--out", rp])
@@ -212,14 +190,10 @@ def case_equiv(args):
     resume_diff = max(resume_diff, resume_pp_diff, other_diff)
     measured = mp[-1]["pp_bytes_per_rank"] if mp else []
     peaks = mp[-1]["peak_micro_batches_per_rank"] if mp else []
-    print(f"| pp={P}{f',dp={D}' if D > 1 else ''} | {args.schedule} | {args.optimizer} | {M} | {len(mp)} | {diff:.2g} | {loss_diff:.2g} | "
-          f"{measured} | {want} | {peaks} | {resume_diff:.2g} | {t1 - t0:.2f} s / {t2 - t1:.2f} s |")
-    if fail:
-        print("FAIL:\n  " + "\n  ".join(fail))
-        return 1
-    print(f"ok: {par} {args.schedule} matches single-process training: max weight diff {diff:.3g}, loss diff {loss_diff:.3g}; "
-          f"pp bytes per rank per step {measured} (theory {want}); peak micro-batches held {peaks}")
-    return 0
+    table_row(f"pp={P}{f',dp={D}' if D > 1 else ''}", args.schedule, args.optimizer, M, len(mp), f"{diff:.2g}", f"{loss_diff:.2g}",
+              measured, want, peaks, f"{resume_diff:.2g}", f"{t1 - t0:.2f} s / {t2 - t1:.2f} s")
+    return finish(fail, f"ok: {par} {args.schedule} matches single-process training: max weight diff {diff:.3g}, "
+                  f"loss diff {loss_diff:.3g}; pp bytes per rank per step {measured} (theory {want}); peak micro-batches held {peaks}")
 
 
 def case_too_small(args):
@@ -248,33 +222,15 @@ def case_too_small(args):
              ("micro-batches without pp", ft + ["--micro-batches", "4"], "--micro-batches and --schedule are for pipeline parallelism"),
              ("schedule", ft + ["--parallel", "pp=2", "--schedule", "zb"], "--schedule"),
              ("zero with pp", ft + ["--parallel", "pp=2", "--zero", "1"], "ZeRO with pipeline stages is not implemented")]
-    fail = []
-    for name, cmd, want in cases:
-        t0 = time.time()
-        r = run(cmd, check=False, timeout=60)
-        text = r.stdout + r.stderr
-        print(f"[{name}] exit {r.returncode} after {time.time() - t0:.1f} s: "
-              f"{[l for l in text.splitlines() if 'error' in l.lower()][:1]}")
-        if r.returncode == 0:
-            fail.append(f"{name}: exit 0")
-        if want not in text:
-            fail.append(f"{name}: no message with '{want}':\n{text[-1500:]}")
+    fail = check_bad_inputs(cases)
     if os.path.exists(os.path.join(work, "t5.tsr")):
         fail.append("convert left a file behind")
-    if fail:
-        print("FAIL:\n  " + "\n  ".join(fail))
-        return 1
-    print("ok")
-    return 0
+    return finish(fail)
 
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--tessera", required=True)
-    ap.add_argument("--finetune", required=True)
-    ap.add_argument("--mpirun", required=True)
-    ap.add_argument("--work-dir", required=True)
-    ap.add_argument("--case", required=True, choices=["equiv", "kill", "hang", "too_small"])
+    common_args(ap, ["equiv", "kill", "hang", "too_small"])
     ap.add_argument("--pp", type=int, default=2)
     ap.add_argument("--dp", type=int, default=1)
     ap.add_argument("--micro-batches", type=int, default=4)

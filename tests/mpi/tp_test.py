@@ -51,7 +51,8 @@ import numpy as np
 from onnx import TensorProto, helper, numpy_helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dp_test import build_model, case_fault, chunks, mpirun, prepare, read_metrics, run, weights_of  # noqa: E402  (exits 77 without onnx)
+from dp_test import (build_model, case_fault, check_bad_inputs, chunks, common_args, common_flags,  # noqa: E402  (exits 77 without onnx)
+                     compare_training, finish, mpirun, prepare, read_metrics, resume_flags, run, table_row, weights_of)
 
 FFN, HIDDEN, BATCH, STEPS = 32, 16, 10, 5
 SEQ, HEADS, D_IN, VOCAB = 4, 4, 8, 10
@@ -171,13 +172,8 @@ def case_equiv(args):
                   "--shard", f"tp={tp}"]).stdout
     if any(s not in report for s in want_report):
         fail.append(f"the --shard report does not name {want_report}:\n{report}")
-    common = ["--model", os.path.join(work, "m.tsr"), "--train", os.path.join(work, "train.npz"),
-              "--val", os.path.join(work, "val.npz"), "--epochs", "1", "--batch-size", str(BATCH), "--max-steps", str(STEPS),
-              "--optimizer", args.optimizer, "--lr", "0.05" if args.optimizer == "sgd" else "0.01", "--quiet"]
-    if args.optimizer == "sgd":
-        common += ["--momentum", "0.9", "--nesterov", "--weight-decay", "0.01", "--clip-norm", "1"]
-    else:
-        common += ["--weight-decay", "0.05"]
+    common = common_flags(args, steps=STEPS, clip_norm="1")  # batches of BATCH = 10
+    if args.optimizer != "sgd":
         if attention:
             # The key bias's gradient is zero in exact arithmetic (softmax is invariant to a
             # shift along the keys, q.bk is one): what remains is rounding noise, which Adam
@@ -191,27 +187,15 @@ def case_equiv(args):
     r = run(mpirun(args, dp * tp) + [args.finetune] + common + ["--out", par, "--parallel", f"dp={dp},tp={tp}"], timeout=120)
     t2 = time.time()
     print(r.stdout.strip())
-    ws, wt = weights_of(args, single), weights_of(args, par)
+    compared, diff, loss_diff, mt, wt = compare_training(args, w0, single, par, "tensor parallel", steps=STEPS)
     wc = weights_of(args, os.path.join(work, "tp.ckpt.tsr"))
     for k in w0:
         if wt[k].shape != w0[k].shape or wc[k].shape != w0[k].shape:
             fail.append(f"'{k}': output {wt[k].shape} / checkpoint {wc[k].shape}, expected the full {w0[k].shape}")
-    diff = max(float(np.abs(ws[k] - wt[k]).max()) for k in w0)
+    fail += compared
     ckpt_diff = max(float(np.abs(wc[k] - wt[k]).max()) for k in w0)
-    moved = max(float(np.abs(ws[k] - w0[k]).max()) for k in w0)
-    if diff > 1e-5:
-        fail.append(f"max weight diff {diff:.3g} > 1e-5: " + ", ".join(f"{k} {float(np.abs(ws[k] - wt[k]).max()):.3g}" for k in w0))
     if ckpt_diff > 0:
         fail.append(f"the checkpoint differs from the output model by {ckpt_diff:.3g}")
-    if moved < 1e-3:
-        fail.append(f"the weights hardly moved ({moved:.3g}): the comparison says nothing")
-    ms = [m for m in read_metrics(single + ".metrics.jsonl") if "loss" in m]
-    mt = [m for m in read_metrics(par + ".metrics.jsonl") if "loss" in m]
-    if len(ms) != STEPS or len(mt) != STEPS:
-        fail.append(f"expected {STEPS} steps, got {len(ms)} single and {len(mt)} tensor parallel")
-    loss_diff = max(abs(a["loss"] - b["loss"]) for a, b in zip(ms, mt))
-    if loss_diff > 1e-5:
-        fail.append(f"per-step loss differs by {loss_diff:.3g}: {[a['loss'] for a in ms]} vs {[b['loss'] for b in mt]}")
     # Validation (loss and accuracy) as in one process: each dp rank's tensor ranks count its
     # rows once (a tp rank past the first used to add accuracy -1, one row fewer right).
     vs = [(m["val_loss"], m["val_accuracy"]) for m in read_metrics(single + ".metrics.jsonl") if "val_loss" in m]
@@ -256,9 +240,7 @@ def case_equiv(args):
     if run_diff > 1e-4:
         fail.append(f"tessera run: the tensor-parallel model's output differs by {run_diff:.3g}")
     # Both models resumed in one process for 2 more steps.
-    more = [c for c in common if c not in ("--model", os.path.join(work, "m.tsr"))]
-    more[more.index("--epochs") + 1] = "2"
-    more[more.index("--max-steps") + 1] = str(STEPS + 2)
+    more = resume_flags(args, common, STEPS + 2)
     rs, rt = os.path.join(work, "single_more.tsr"), os.path.join(work, "tp_more.tsr")
     run([args.finetune, "--resume", single] + more + ["--out", rs])
     run([args.finetune, "--resume", par] + more + ["--out", rt])
@@ -271,49 +253,32 @@ def case_equiv(args):
     if resume_diff > 1e-5:
         fail.append(f"resumed in one process and under dp={dp},tp={tp}, the tensor-parallel checkpoint ends {resume_diff:.3g} "
                     "away from the single one")
-    print(f"| {len(mt)} | {args.model}{' (Gemm)' if args.gemm else ''} | dp={dp},tp={tp} ({dp * tp} ranks) | {args.optimizer} | {diff:.2g} | {loss_diff:.2g} | "
-          f"{measured} | {want} | {resume_diff:.2g} | {t1 - t0:.1f} s / {t2 - t1:.1f} s |")
-    if fail:
-        print("FAIL:\n  " + "\n  ".join(fail))
-        return 1
-    print(f"ok: {args.model}, dp={dp},tp={tp} matches single-process training: max weight diff {diff:.3g}, loss diff {loss_diff:.3g}; "
-          f"tp bytes per rank per step {measured} (theory {want})")
-    return 0
+    table_row(len(mt), f"{args.model}{' (Gemm)' if args.gemm else ''}", f"dp={dp},tp={tp} ({dp * tp} ranks)", args.optimizer,
+              f"{diff:.2g}", f"{loss_diff:.2g}", measured, want, f"{resume_diff:.2g}", f"{t1 - t0:.1f} s / {t2 - t1:.1f} s")
+    return finish(fail, f"ok: {args.model}, dp={dp},tp={tp} matches single-process training: max weight diff {diff:.3g}, "
+                  f"loss diff {loss_diff:.3g}; tp bytes per rank per step {measured} (theory {want})")
 
 
 def case_bad_input(args):
     work = args.work_dir
     prepare(args, 4, ffn=FFN)  # m.tsr without annotations
-    fail = []
-    r = run([args.tessera, "convert", os.path.join(work, "m.onnx"), "-o", os.path.join(work, "m3.tsr"), "--shard", "tp=3"],
-            check=False)
-    text = r.stdout + r.stderr
-    print(f"[shard tp=3] exit {r.returncode}: {text.strip()[:300]}")
-    if r.returncode == 0 or "MatMul node 'fc2'" not in text or "has 32 outputs" not in text or os.path.exists(os.path.join(work, "m3.tsr")):
-        fail.append(f"--shard tp=3: expected a failure naming MatMul node 'fc2' and its 32 outputs, and no file:\n{text}")
     # The attention model: 16 = 4 heads x 4; tp=8 divides 16 but not the 4 heads.
     att = argparse.Namespace(**vars(args))
     att.work_dir = os.path.join(work, "attention")
     prepare(att, 4, ffn=FFN, build=build_attention_model, x_dims=(SEQ, D_IN))
-    r = run([args.tessera, "convert", os.path.join(att.work_dir, "m.onnx"), "-o", os.path.join(work, "m8.tsr"), "--shard", "tp=8"],
-            check=False)
-    text = r.stdout + r.stderr
-    print(f"[shard tp=8, attention] exit {r.returncode}: {text.strip()[:300]}")
-    if r.returncode == 0 or "Reshape node 'q_heads' splits 16 into 4 heads, which 8 does not divide" not in text:
-        fail.append(f"--shard tp=8 on 4 heads: expected a failure naming Reshape node 'q_heads':\n{text}")
     # The embedding model: 4 divides 16, 4 heads and 32, not the 10 rows of the table.
     emb = argparse.Namespace(**vars(args))
     emb.work_dir = os.path.join(work, "embedding")
     prepare(emb, 4, ffn=FFN, build=functools.partial(build_attention_model, vocab=VOCAB), x_dims=(SEQ,))
-    r = run([args.tessera, "convert", os.path.join(emb.work_dir, "m.onnx"), "-o", os.path.join(work, "m4.tsr"), "--shard", "tp=4"],
-            check=False)
-    text = r.stdout + r.stderr
-    print(f"[shard tp=4, embedding] exit {r.returncode}: {text.strip()[:300]}")
-    if r.returncode == 0 or "Gather node 'embedding' reads an embedding table of 10 rows" not in text:
-        fail.append(f"--shard tp=4 on a 10-row table: expected a failure naming Gather node 'embedding':\n{text}")
-    r = run([args.tessera, "convert", os.path.join(work, "m.onnx"), "-o", os.path.join(work, "mx.tsr"), "--shard", "tp=x"], check=False)
-    if r.returncode == 0 or "--shard 'tp=x'" not in r.stdout + r.stderr:
-        fail.append(f"--shard tp=x: expected a failure naming the flag:\n{r.stdout}{r.stderr}")
+
+    def shard(model_dir, out, tp):
+        return [args.tessera, "convert", os.path.join(model_dir, "m.onnx"), "-o", os.path.join(work, out), "--shard", f"tp={tp}"]
+
+    cases = [("shard tp=3", shard(work, "m3.tsr", 3), ["MatMul node 'fc2'", "has 32 outputs"]),
+             ("shard tp=8, attention", shard(att.work_dir, "m8.tsr", 8),
+              "Reshape node 'q_heads' splits 16 into 4 heads, which 8 does not divide"),
+             ("shard tp=4, embedding", shard(emb.work_dir, "m4.tsr", 4), "Gather node 'embedding' reads an embedding table of 10 rows"),
+             ("shard tp=x", shard(work, "mx.tsr", "x"), "--shard 'tp=x'")]
 
     def ft(extra):
         return [args.finetune, "--model", os.path.join(work, "m.tsr"), "--train", os.path.join(work, "train.npz"),
@@ -325,33 +290,21 @@ def case_bad_input(args):
     def ft2(extra):  # the model annotated for tp=2
         return [c if not c.endswith("m.tsr") else os.path.join(work, "m_tp2.tsr") for c in ft(extra)]
 
-    cases = [("unannotated", mpirun(args, 2) + ft(["--parallel", "tp=2"]), "convert it with `tessera convert MODEL.onnx -o OUT.tsr --shard tp=2`"),
-             ("other tp", mpirun(args, 4) + ft2(["--parallel", "tp=4"]), "the model was annotated for tp=2 (mesh 'tp'): convert it with"),
-             ("world size", ft(["--parallel", "tp=2"]), "launch with mpirun -np 2"),
-             ("zero", ft(["--parallel", "dp=1,tp=2", "--zero", "1"]), "ZeRO is not combined with tensor parallelism"),
-             ("replace head", ft(["--parallel", "tp=2", "--replace-head", "3"]), "--replace-head with --parallel tp=2: not with tensor parallelism"),
-             ("tp and pp", ft(["--parallel", "tp=2,pp=2"]), "tensor and pipeline parallelism together are not implemented yet")]
-    for name, cmd, want in cases:
-        t0 = time.time()
-        r = run(cmd, check=False, timeout=60)
-        text = r.stdout + r.stderr
-        print(f"[{name}] exit {r.returncode} after {time.time() - t0:.1f} s: {[l for l in text.splitlines() if 'error' in l.lower()][:2]}")
-        if r.returncode == 0 or want not in text:
-            fail.append(f"{name}: expected a failure with '{want}':\n{text[-1500:]}")
-    if fail:
-        print("FAIL:\n  " + "\n  ".join(fail))
-        return 1
-    print("ok")
-    return 0
+    cases += [("unannotated", mpirun(args, 2) + ft(["--parallel", "tp=2"]), "convert it with `tessera convert MODEL.onnx -o OUT.tsr --shard tp=2`"),
+              ("other tp", mpirun(args, 4) + ft2(["--parallel", "tp=4"]), "the model was annotated for tp=2 (mesh 'tp'): convert it with"),
+              ("world size", ft(["--parallel", "tp=2"]), "launch with mpirun -np 2"),
+              ("zero", ft(["--parallel", "dp=1,tp=2", "--zero", "1"]), "ZeRO is not combined with tensor parallelism"),
+              ("replace head", ft(["--parallel", "tp=2", "--replace-head", "3"]), "--replace-head with --parallel tp=2: not with tensor parallelism"),
+              ("tp and pp", ft(["--parallel", "tp=2,pp=2"]), "tensor and pipeline parallelism together are not implemented yet")]
+    fail = check_bad_inputs(cases)
+    if os.path.exists(os.path.join(work, "m3.tsr")):
+        fail.append("--shard tp=3 left a file behind")
+    return finish(fail)
 
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--tessera", required=True)
-    ap.add_argument("--finetune", required=True)
-    ap.add_argument("--mpirun", required=True)
-    ap.add_argument("--work-dir", required=True)
-    ap.add_argument("--case", required=True, choices=["equiv", "bad_input", "kill", "hang"])
+    common_args(ap, ["equiv", "bad_input", "kill", "hang"])
     ap.add_argument("--tp", type=int, default=2)
     ap.add_argument("--dp", type=int, default=1)
     ap.add_argument("--optimizer", default="sgd")

@@ -33,6 +33,21 @@ inline uint32_t lane_range(int64_t lo, int64_t hi, int lanes) {
   return static_cast<uint32_t>(upto_hi & ~upto_lo);
 }
 
+// The 16 input floats of one tap, lane e = row[c + S e] where the mask `m` (lane_range)
+// lets it, zero elsewhere; masked-off lanes do not touch memory. Stride 1: one masked load
+// (mask bits 0-15). Stride 2: two masked loads of 16 (bits 0-15, 16-31) and the even lanes
+// of the pair picked by `even` (0, 2, ..., 30).
+template <int S>
+inline __m512 load_tap(const float* row, int64_t c, uint32_t m, __m512i even) {
+  if constexpr (S == 1) {
+    return _mm512_maskz_loadu_ps(static_cast<__mmask16>(m), row + c);
+  } else {
+    const __m512 x0 = _mm512_maskz_loadu_ps(static_cast<__mmask16>(m), row + c);
+    const __m512 x1 = _mm512_maskz_loadu_ps(static_cast<__mmask16>(m >> 16), row + c + 16);
+    return _mm512_permutex2var_ps(x0, even, x1);
+  }
+}
+
 }  // namespace
 
 DepthwisePlan make_depthwise_plan(const Conv2dGeometry& g) {
@@ -82,15 +97,7 @@ void plane(const DepthwisePlan& p, const float* xp, const float* wp, float bias,
           for (int64_t kw = 0; kw < g.kw; ++kw) {
             const int64_t c = base[b * g.kw + kw];
             const uint32_t m = mask[b * g.kw + kw];
-            __m512 x;
-            if (S == 1) {
-              x = _mm512_maskz_loadu_ps(static_cast<__mmask16>(m), row + c);
-            } else {
-              const __m512 x0 = _mm512_maskz_loadu_ps(static_cast<__mmask16>(m), row + c);
-              const __m512 x1 = _mm512_maskz_loadu_ps(static_cast<__mmask16>(m >> 16), row + c + 16);
-              x = _mm512_permutex2var_ps(x0, even, x1);
-            }
-            acc[r] = _mm512_fmadd_ps(w[kh * g.kw + kw], x, acc[r]);
+            acc[r] = _mm512_fmadd_ps(w[kh * g.kw + kw], load_tap<S>(row, c, m, even), acc[r]);
           }
         }
       }
@@ -134,15 +141,7 @@ void im2col_row(const Conv2dGeometry& g, const float* xc, int64_t ky, int64_t kx
         const int64_t col = ox * S + c;  // input column of lane 0
         // Lanes inside the row and (stride 2: even lanes) below the run's end.
         const uint32_t m = lane_range(-col, std::min(g.iw - col, S == 1 ? e - ox : 2 * (e - ox) - 1), 16 * S);
-        __m512 x;
-        if (S == 1) {
-          x = _mm512_maskz_loadu_ps(static_cast<__mmask16>(m), row + col);
-        } else {
-          const __m512 x0 = _mm512_maskz_loadu_ps(static_cast<__mmask16>(m), row + col);
-          const __m512 x1 = _mm512_maskz_loadu_ps(static_cast<__mmask16>(m >> 16), row + col + 16);
-          x = _mm512_permutex2var_ps(x0, even, x1);
-        }
-        _mm512_storeu_ps(d + ox, x);
+        _mm512_storeu_ps(d + ox, load_tap<S>(row, col, m, even));
       }
     }
     j += e - a;
