@@ -211,9 +211,10 @@ Status assemble_sharded_checkpoint(Model& m) {
   }
   // Global shapes: the sharding's, else the value's static shape (the reader checked that
   // every chunk lies inside it).
+  std::map<std::string, const TensorSharding*> first_sharding;  // a map: no groups x shardings scan
+  for (const TensorSharding& t : m.shardings) first_sharding.emplace(t.value, &t);
   auto global_shape = [&](const std::string& name) -> Shape {
-    for (const TensorSharding& t : m.shardings)
-      if (t.value == name) return t.global_shape;
+    if (auto it = first_sharding.find(name); it != first_sharding.end()) return it->second->global_shape;
     const Value& v = g.values[g.find_value(name)];
     if (v.initializer) return v.initializer->shape();
     Shape s;

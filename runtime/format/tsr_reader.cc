@@ -9,7 +9,9 @@
 
 #include <cerrno>
 #include <cstring>
+#include <map>
 #include <optional>
+#include <unordered_map>
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
@@ -196,6 +198,8 @@ class Reader {
         d.device_kind = static_cast<MeshDeviceKind>(kind);
         model.meshes.push_back(std::move(d));
       }
+    std::unordered_map<std::string, size_t> by_value;  // the first sharding of each value
+    std::map<std::pair<std::string, uint32_t>, size_t> by_value_mesh;
     if (m.shardings())
       for (const fb::TensorSharding* fs : *m.shardings()) {
         TensorSharding t;
@@ -236,9 +240,15 @@ class Reader {
             return bad(what + ": split dim " + std::to_string(p.split_dim) + " outside its rank " + std::to_string(t.global_shape.size()));
           t.placements.push_back(p);
         }
-        for (const TensorSharding& o : model.shardings)
-          if (o.value == t.value && o.mesh == t.mesh && (o.placements != t.placements || o.global_shape != t.global_shape))
+        // Indices into model.shardings by value and by (value, mesh): maps, so that a file of
+        // many shardings and chunks is not scanned n^2 times.
+        by_value.emplace(t.value, model.shardings.size());
+        auto [first, inserted] = by_value_mesh.emplace(std::make_pair(t.value, t.mesh), model.shardings.size());
+        if (!inserted) {
+          const TensorSharding& o = model.shardings[first->second];
+          if (o.placements != t.placements || o.global_shape != t.global_shape)
             return bad(what + ": a second, different sharding on mesh " + std::to_string(t.mesh));
+        }
         model.shardings.push_back(std::move(t));
       }
     if (m.chunks())
@@ -259,8 +269,10 @@ class Reader {
         // The global shape: the value's sharding, else its initializer, else its static shape.
         std::vector<int64_t> global;
         bool known = false;
-        for (const TensorSharding& t : model.shardings)
-          if (t.value == c.value) { global = t.global_shape; known = true; break; }
+        if (auto it = by_value.find(c.value); it != by_value.end()) {
+          global = model.shardings[it->second].global_shape;  // the first sharding of the value
+          known = true;
+        }
         if (!known && val.initializer) { global = val.initializer->shape(); known = true; }
         if (!known && val.has_shape) {
           known = true;
