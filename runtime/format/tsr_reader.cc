@@ -182,11 +182,13 @@ class Reader {
           d.shape.push_back(n);
         }
         const size_t nd = d.shape.size();
-        if (fm->dim_names()) {
+        // An empty list is "not given" (the writer writes one for a mesh without names or
+        // roles); a non-empty one has one entry per dim.
+        if (fm->dim_names() && fm->dim_names()->size() != 0) {
           if (fm->dim_names()->size() != nd) return bad(what + ": " + std::to_string(fm->dim_names()->size()) + " dim names for " + std::to_string(nd) + " dims");
           for (const auto* s : *fm->dim_names()) d.dim_names.push_back(s->str());
         }
-        if (fm->roles()) {
+        if (fm->roles() && fm->roles()->size() != 0) {
           if (fm->roles()->size() != nd) return bad(what + ": " + std::to_string(fm->roles()->size()) + " roles for " + std::to_string(nd) + " dims");
           for (auto r : *fm->roles()) {
             if (static_cast<int>(r) < 0 || static_cast<int>(r) > 3) return bad(what + ": unknown role " + std::to_string(static_cast<int>(r)));

@@ -263,6 +263,21 @@ TEST(TsrFormat, RoundTripKeepsShardingMetadata) {
   EXPECT_EQ(again.value(), bytes.value());
 }
 
+// A mesh without dim names or roles (both optional in DeviceMesh) is written as empty lists;
+// it used to be refused when read back ("0 dim names for 2 dims").
+TEST(TsrFormat, MeshWithoutNamesOrRolesRoundTrips) {
+  Model m = make_sharded_model();
+  m.meshes[0].dim_names.clear();
+  m.meshes[0].roles.clear();
+  auto bytes = serialize_tsr(m);
+  ASSERT_TRUE(bytes.is_ok()) << bytes.status().to_string();
+  auto r = read_tsr_buffer(bytes->data(), bytes->size(), nullptr);
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  EXPECT_EQ(r.value()->meshes[0].shape, (std::vector<int64_t>{2, 2}));
+  EXPECT_TRUE(r.value()->meshes[0].dim_names.empty());
+  EXPECT_TRUE(r.value()->meshes[0].roles.empty());
+}
+
 TEST(TsrFormat, RejectsBadShardingMetadata) {
   struct Case {
     const char* what;
