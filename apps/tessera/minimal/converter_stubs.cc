@@ -19,6 +19,12 @@ Status convert_onnx_file(const std::string& onnx_path, const std::string&, const
   return no_converter("convert " + onnx_path);
 }
 
+Result<std::shared_ptr<Model>> import_onnx(const std::string& path, const ConvertOptions&, ConvertReport*) {
+  return no_converter("convert " + path);
+}
+
+Status optimize_model(Model&, const ConvertOptions&, ConvertReport*) { return no_converter("optimize"); }
+
 Result<Tensor> read_onnx_tensor_file(const std::string& path) { return no_converter("read " + path); }
 
 Status write_onnx_tensor_file(const std::string& path, const Tensor&, const std::string&) {
