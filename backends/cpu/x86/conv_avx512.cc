@@ -2,14 +2,17 @@
 // (CMakeLists.txt), called only when the CPU has it.
 //
 // Depthwise plane:
-// Each output row is cut into blocks of 16 columns, one zmm register each; four output
-// rows are computed together (four independent FMA chains). A tap's 16 (stride 1) or 32
-// (stride 2, then the even lanes) input floats are read with a masked load whose mask
-// holds the lanes inside the input row: masked-off lanes read zero and do not touch
-// memory (AVX-512 suppresses faults on them), so the zero padding costs nothing and the
-// input plane is read in place, with no padded copy. Input rows outside the plane are
-// skipped. Bias, the fused residual and a Relu/Clip clamp are applied in registers, and the
-// block is stored with a masked store straight into the output.
+// Each output row is cut into blocks of 16 columns, one zmm register each, and tiles of R
+// rows x NB blocks (6 to 8 independent FMA chains; the shape per geometry, DepthwisePlan)
+// are computed together. A tap's 16 (stride 1) or 32 (stride 2, then the even lanes) input
+// floats are read with a masked load whose mask holds the lanes inside the input row:
+// masked-off lanes read zero and do not touch memory (AVX-512 suppresses faults on them),
+// so the zero padding along W costs nothing and the input plane is read in place, with no
+// padded copy; a row in the padding along H reads a row of zeros. Per block and kernel
+// column the mask is looked up once for all kernel rows. Bias, the fused residual and a
+// Relu/Clip clamp are applied in registers, and the block is stored with a masked store
+// straight into the output.
+
 #include <immintrin.h>
 
 #include <algorithm>
@@ -21,8 +24,6 @@
 namespace tessera::cpu {
 
 namespace {
-
-constexpr int kRows = 4;  // output rows per pass
 
 // Lanes [lo, hi) of a 16- or 32-lane mask (empty when hi <= lo).
 inline uint32_t lane_range(int64_t lo, int64_t hi, int lanes) {
@@ -54,15 +55,27 @@ DepthwisePlan make_depthwise_plan(const Conv2dGeometry& g) {
   DepthwisePlan p;
   p.g = g;
   p.blocks = (g.ow + 15) / 16;
+  // Tile shapes with 6 to 8 accumulators (see plane()); the one computing the fewest
+  // outputs in all (partial tiles included), the first of equals.
+  static constexpr int kShapes[][2] = {{4, 2}, {2, 4}, {1, 8}, {3, 2}, {2, 3}, {8, 1}};
+  int64_t best = -1;
+  for (const auto& sh : kShapes) {
+    const int64_t work = (g.oh + sh[0] - 1) / sh[0] * sh[0] * ((p.blocks + sh[1] - 1) / sh[1] * sh[1]);
+    if (best < 0 || work < best) best = work, p.tile_rows = sh[0], p.tile_blocks = sh[1];
+  }
+  const int64_t padded = (p.blocks + p.tile_blocks - 1) / p.tile_blocks * p.tile_blocks;
+  // A row of zeros that every tap of a row in the padding may read (c >= -margin, up to
+  // 32 floats past iw).
+  p.zeros.assign(static_cast<size_t>(g.iw + 2 * kDepthwiseAvx512ZeroMargin), 0.f);
   const int64_t s = g.sw;
-  for (int64_t b = 0; b < p.blocks; ++b) {
-    const int64_t n = std::min<int64_t>(16, g.ow - b * 16);
+  for (int64_t b = 0; b < padded; ++b) {
+    const int64_t n = std::max<int64_t>(0, std::min<int64_t>(16, g.ow - b * 16));
     p.store_mask.push_back(static_cast<uint16_t>(lane_range(0, n, 16)));
     for (int64_t kw = 0; kw < g.kw; ++kw) {
       const int64_t c = b * 16 * s + kw * g.dw - g.pw;
       p.base.push_back(c);
       // Lane e reads column c + e: inside the row, and (stride 2) an even lane below 2n.
-      p.mask.push_back(lane_range(-c, std::min(g.iw - c, s == 1 ? n : 2 * n - 1), static_cast<int>(16 * s)));
+      p.mask.push_back(n == 0 ? 0u : lane_range(-c, std::min(g.iw - c, s == 1 ? n : 2 * n - 1), static_cast<int>(16 * s)));
     }
   }
   return p;
@@ -70,7 +83,7 @@ DepthwisePlan make_depthwise_plan(const Conv2dGeometry& g) {
 
 namespace {
 
-template <int S>
+template <int S, int R, int NB>
 void plane(const DepthwisePlan& p, const float* xp, const float* wp, float bias, const float* zp, float* yp, float lo,
            float hi) {
   const Conv2dGeometry& g = p.g;
@@ -80,36 +93,66 @@ void plane(const DepthwisePlan& p, const float* xp, const float* wp, float bias,
   const __m512 vb = _mm512_set1_ps(bias), vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
   const bool clamp = lo != -std::numeric_limits<float>::infinity() || hi != std::numeric_limits<float>::infinity();
   const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-  const int64_t blocks = p.blocks;
   const int64_t* base = p.base.data();
   const uint32_t* mask = p.mask.data();
   const uint16_t* store_mask = p.store_mask.data();
-  for (int64_t oy0 = 0; oy0 < g.oh; oy0 += kRows) {
-    const int rows = static_cast<int>(std::min<int64_t>(kRows, g.oh - oy0));
-    for (int64_t b = 0; b < blocks; ++b) {
-      __m512 acc[kRows];
-      for (int r = 0; r < kRows; ++r) acc[r] = vb;
-      for (int64_t kh = 0; kh < g.kh; ++kh) {
-        for (int r = 0; r < rows; ++r) {
+  const float* zero_row = p.zeros.data() + kDepthwiseAvx512ZeroMargin;
+  for (int64_t oy0 = 0; oy0 < g.oh; oy0 += R) {
+    const int rows = static_cast<int>(std::min<int64_t>(R, g.oh - oy0));
+    for (int64_t b0 = 0; b0 < p.blocks; b0 += NB) {
+      // Branch-free over the tile, so that the R x NB accumulators stay in registers (a
+      // padding block reads with an empty mask: zeros, no memory touched).
+      __m512 acc[R][NB];
+#pragma GCC unroll 8
+      for (int r = 0; r < R; ++r)
+#pragma GCC unroll 8
+        for (int j = 0; j < NB; ++j) acc[r][j] = vb;
+      // Per kernel row and tile row, the input row, or a row of zeros in the padding and
+      // past the plane's end; then per block and kernel column one table lookup, and the
+      // taps over (kh, r) share its mask.
+      const float* rows_of[kDepthwiseAvx512MaxKh][R];
+      for (int64_t kh = 0; kh < g.kh; ++kh)
+#pragma GCC unroll 8
+        for (int r = 0; r < R; ++r) {
           const int64_t iy = (oy0 + r) * g.sh + kh * g.dh - g.ph;
-          if (iy < 0 || iy >= g.ih) continue;
-          const float* row = xp + iy * g.iw;
-          for (int64_t kw = 0; kw < g.kw; ++kw) {
-            const int64_t c = base[b * g.kw + kw];
-            const uint32_t m = mask[b * g.kw + kw];
-            acc[r] = _mm512_fmadd_ps(w[kh * g.kw + kw], load_tap<S>(row, c, m, even), acc[r]);
+          rows_of[kh][r] = r < rows && iy >= 0 && iy < g.ih ? xp + iy * g.iw : zero_row;
+        }
+#pragma GCC unroll 8
+      for (int j = 0; j < NB; ++j)
+        for (int64_t kw = 0; kw < g.kw; ++kw) {
+          const int64_t c = base[(b0 + j) * g.kw + kw];
+          const uint32_t m = mask[(b0 + j) * g.kw + kw];
+          for (int64_t kh = 0; kh < g.kh; ++kh) {
+            const __m512 wt = w[kh * g.kw + kw];
+#pragma GCC unroll 8
+            for (int r = 0; r < R; ++r) acc[r][j] = _mm512_fmadd_ps(wt, load_tap<S>(rows_of[kh][r], c, m, even), acc[r][j]);
           }
         }
-      }
-      for (int r = 0; r < rows; ++r) {
-        float* out = yp + (oy0 + r) * g.ow + b * 16;
-        __m512 v = acc[r];
-        if (zp) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(store_mask[b], zp + (oy0 + r) * g.ow + b * 16));
-        // max(lo, v) then min(hi, .): a NaN v stays NaN (MAXPS/MINPS return the second operand).
-        if (clamp) v = _mm512_min_ps(vhi, _mm512_max_ps(vlo, v));
-        _mm512_mask_storeu_ps(out, store_mask[b], v);
-      }
+      for (int r = 0; r < rows; ++r)
+#pragma GCC unroll 8
+        for (int j = 0; j < NB; ++j) {
+          const int64_t b = b0 + j;
+          float* out = yp + (oy0 + r) * g.ow + b * 16;
+          __m512 v = acc[r][j];
+          if (zp) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(store_mask[b], zp + (oy0 + r) * g.ow + b * 16));
+          // max(lo, v) then min(hi, .): a NaN v stays NaN (MAXPS/MINPS return the second operand).
+          if (clamp) v = _mm512_min_ps(vhi, _mm512_max_ps(vlo, v));
+          _mm512_mask_storeu_ps(out, store_mask[b], v);
+        }
     }
+  }
+}
+
+template <int S>
+void plane_tiled(const DepthwisePlan& p, const float* xp, const float* wp, float bias, const float* zp, float* yp, float lo,
+                 float hi) {
+  switch (p.tile_rows * 16 + p.tile_blocks) {
+    case 4 * 16 + 2: return plane<S, 4, 2>(p, xp, wp, bias, zp, yp, lo, hi);
+    case 2 * 16 + 4: return plane<S, 2, 4>(p, xp, wp, bias, zp, yp, lo, hi);
+    case 1 * 16 + 8: return plane<S, 1, 8>(p, xp, wp, bias, zp, yp, lo, hi);
+    case 3 * 16 + 2: return plane<S, 3, 2>(p, xp, wp, bias, zp, yp, lo, hi);
+    case 2 * 16 + 3: return plane<S, 2, 3>(p, xp, wp, bias, zp, yp, lo, hi);
+    default: return plane<S, 8, 1>(p, xp, wp, bias, zp, yp, lo, hi);
   }
 }
 
@@ -117,8 +160,8 @@ void plane(const DepthwisePlan& p, const float* xp, const float* wp, float bias,
 
 void depthwise_plane_avx512(const DepthwisePlan& p, const float* xp, const float* wp, float bias, const float* zp,
                             float* yp, float lo, float hi) {
-  if (p.g.sw == 1) plane<1>(p, xp, wp, bias, zp, yp, lo, hi);
-  else plane<2>(p, xp, wp, bias, zp, yp, lo, hi);
+  if (p.g.sw == 1) plane_tiled<1>(p, xp, wp, bias, zp, yp, lo, hi);
+  else plane_tiled<2>(p, xp, wp, bias, zp, yp, lo, hi);
 }
 
 namespace {

@@ -24,24 +24,33 @@ struct Conv2dGeometry {
 };
 
 constexpr int64_t kDepthwiseAvx512MaxTaps = 64;     // kh * kw
+constexpr int64_t kDepthwiseAvx512MaxKh = 16;
+constexpr int64_t kDepthwiseAvx512ZeroMargin = 64;  // floats before and after DepthwisePlan::zeros' row
 
 /// True when depthwise_plane_avx512 takes this geometry: stride along W of 1 or 2, any
-/// stride along H, kh * kw <= 64.
+/// stride along H, kh <= 16, kh * kw <= 64, leading pad along W at most 64.
 inline bool depthwise_avx512_supported(const Conv2dGeometry& g) {
-  return (g.sw == 1 || g.sw == 2) && g.sh >= 1 && g.kh >= 1 && g.kw >= 1 && g.kh * g.kw <= kDepthwiseAvx512MaxTaps &&
-         g.ow >= 1 && g.oh >= 1 && g.dh >= 1 && g.dw >= 1;
+  return (g.sw == 1 || g.sw == 2) && g.sh >= 1 && g.kh >= 1 && g.kw >= 1 && g.kh <= kDepthwiseAvx512MaxKh &&
+         g.kh * g.kw <= kDepthwiseAvx512MaxTaps && g.ow >= 1 && g.oh >= 1 && g.dh >= 1 && g.dw >= 1 && g.pw >= 0 &&
+         g.pw <= kDepthwiseAvx512ZeroMargin && (g.kw - 1) * g.dw - g.pw + 32 <= kDepthwiseAvx512ZeroMargin + g.iw;
 }
 
 /// What every plane of one geometry shares, computed once when the kernel is compiled: per
 /// 16-column output block b and kernel column kw, the input column of lane 0 (base) and
 /// the lanes of the tap's load that fall inside the input row (mask: 16 lanes at stride 1,
 /// 32 at stride 2 of which the even ones are kept), and per block the lanes of the store.
+/// The output is computed in tiles of `tile_rows` rows x `tile_blocks` 16-column blocks (one
+/// accumulator each), the shape chosen per geometry to waste the least work on partial
+/// tiles while keeping 6 to 8 independent FMA chains; the tables are padded to whole tiles
+/// (padding blocks have empty masks).
 struct DepthwisePlan {
   Conv2dGeometry g;
   int64_t blocks = 0;                 // ceil(ow / 16)
-  std::vector<int64_t> base;          // blocks * kw
-  std::vector<uint32_t> mask;         // blocks * kw
-  std::vector<uint16_t> store_mask;   // blocks
+  int tile_rows = 4, tile_blocks = 2;
+  std::vector<int64_t> base;          // padded blocks * kw
+  std::vector<uint32_t> mask;         // padded blocks * kw
+  std::vector<uint16_t> store_mask;   // padded blocks
+  std::vector<float> zeros;           // iw + 2 * kDepthwiseAvx512ZeroMargin zeros
 };
 
 /// The plan of a supported geometry (depthwise_avx512_supported).

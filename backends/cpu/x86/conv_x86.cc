@@ -170,6 +170,10 @@ TSR_DEPTHWISE_CLONES void gather_even(float* dst, const float* src, int64_t bloc
   }
 }
 
+// The fused activation (and affine map) over n contiguous floats, vectorized per ISA like
+// the depthwise kernel (FusedActivation::apply is the portable loop).
+TSR_DEPTHWISE_CLONES void activate_plane(const FusedActivation& act, float* y, int64_t n) { activate_row(act, y, n); }
+
 // See ConvKernel::depthwise_plane. Compiled three times (AVX-512F, AVX2+FMA, baseline) and
 // dispatched by the loader (GCC function multi-versioning). On aarch64 (this file is built
 // there too) once, for the baseline, where AdvSIMD is always present.
@@ -400,7 +404,7 @@ class ConvKernel final : public Kernel {
 #if defined(__x86_64__) || defined(_M_X64)
               const float* xp = x + (n * c_in + m / mg) * in_size;  // cg == 1: input channel m / mg
               cpu::depthwise_plane_avx512(dw_plan, xp, w + m * k_size, b ? b[m] : 0.f, zp, yp, dw_lo, dw_hi);
-              if (dw_post_act) act.apply(yp, out_size);
+              if (dw_post_act) activate_plane(act, yp, out_size);
 #endif
               continue;
             }
