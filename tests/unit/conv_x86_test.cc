@@ -125,6 +125,12 @@ std::vector<Case> cases() {
       {"depthwise wide rows (AVX-512: 5 column blocks, 9 rows)", {1, 3, 9, 70}, {3, 1, 3, 3}, {attr_i("group", 3), attr_ints("pads", V{1, 1, 1, 1})}},
       {"depthwise wide stride 2 (AVX-512: 3 column blocks)", {2, 3, 11, 67}, {3, 1, 3, 3},
        {attr_i("group", 3), attr_ints("strides", V{2, 2}), attr_ints("pads", V{1, 1, 1, 1})}},
+      // The AVX-512 depthwise tile shapes (conv_avx512.cc): 4x2, 2x4, 1x8, 2x3 row x block tiles.
+      {"depthwise 4 rows x 2 blocks", {1, 2, 4, 30}, {2, 1, 3, 3}, {attr_i("group", 2), attr_ints("pads", V{1, 1, 1, 1})}},
+      {"depthwise 2 rows x 4 blocks", {1, 2, 2, 60}, {2, 1, 3, 3}, {attr_i("group", 2), attr_ints("pads", V{1, 1, 1, 1})}},
+      {"depthwise 1 row x 8 blocks", {1, 2, 1, 120}, {2, 1, 3, 3}, {attr_i("group", 2), attr_ints("pads", V{1, 1, 1, 1})}},
+      {"depthwise 5x5 stride 2x1, 2 rows x 3 blocks (PP-OCR)", {1, 3, 4, 96}, {3, 1, 5, 5},
+       {attr_i("group", 3), attr_ints("strides", V{2, 1}), attr_ints("pads", V{2, 2, 2, 2})}},
       {"depthwise 7x7 stride 2 dilation 3 pads 0/5", {1, 2, 30, 40}, {2, 1, 7, 7},
        {attr_i("group", 2), attr_ints("strides", V{2, 2}), attr_ints("dilations", V{3, 3}), attr_ints("pads", V{0, 5, 5, 0})}},
       {"depthwise stride 3 no pads", {1, 4, 13, 14}, {4, 1, 2, 2}, {attr_i("group", 4), attr_ints("strides", V{3, 3})}},
