@@ -88,6 +88,7 @@ Status graph_to_proto(const Graph& g, onnx::GraphProto* gp) {
 }  // namespace
 
 Status export_onnx_file(const Model& model, const std::string& onnx_path) {
+  TSR_RETURN_IF_ERROR(check_weights_complete(model, "export " + onnx_path));
   onnx::ModelProto mp;
   mp.set_ir_version(model.meta.ir_version > 0 ? model.meta.ir_version : 8);
   mp.set_producer_name("tessera");

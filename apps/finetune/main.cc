@@ -212,7 +212,8 @@ int main(int argc, char** argv) {
   app.add_flag("--quiet", quiet, "no progress bar");
   app.add_option("--parallel", parallel,
                  "dp=N: data parallel over N ranks; tp=N: tensor parallel (a model converted with --shard tp=N); "
-                 "dp=D,tp=T: a D x T mesh (run under mpirun -np D*T)");
+                 "pp=P: pipeline parallel over P stages; dp=D,tp=T or dp=D,pp=P: a 2-D mesh (run under mpirun -np "
+                 "with the product)");
   app.add_option("--bucket-mb", bucket_mb, "data parallel: gradient bucket size in MiB")->check(CLI::PositiveNumber);
   app.add_option("--zero", zero, "data parallel: ZeRO stage (0: none; 1: optimizer state sharded; 2: and gradients; 3: and parameters, FSDP)")
       ->check(CLI::Range(0, 3));

@@ -199,6 +199,7 @@ Result<std::unique_ptr<Session>> open_session(const std::string& path, const std
   if (o.backends.empty()) return invalid_argument("--backend is empty");
   o.threads = threads;
   TSR_ASSIGN_OR_RETURN(std::unique_ptr<Session> s, Session::load(path, o));
+  TSR_RETURN_IF_ERROR(check_weights_complete(s->model(), path));
   for (const std::string& note : s->notes()) std::cerr << "tessera: warning: " << note << "\n";
   return s;
 }
@@ -287,6 +288,11 @@ int cmd_inspect(const std::string& path, bool json) {
   else
     std::printf("sharding:        %zu meshes, %zu tensor placements, %zu pre-sharded weight chunks\n", m.extras.meshes,
                 m.extras.tensor_shardings, m.extras.weight_chunks);
+  size_t state_chunks = 0;
+  for (const WeightChunk& c : m.chunks) state_chunks += c.state.empty() ? 0 : 1;
+  if (!m.chunks.empty())
+    std::printf("  chunks:        %zu of weights, %zu of optimizer state (a sharded checkpoint: tessera-finetune --resume "
+                "assembles it)\n", m.chunks.size() - state_chunks, state_chunks);
   static const char* const kRoles[] = {"data", "fsdp", "tensor", "pipeline"};
   for (const DeviceMesh& mesh : m.meshes) {
     std::printf("  mesh '%s':", mesh.name.c_str());

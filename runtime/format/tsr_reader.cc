@@ -420,6 +420,19 @@ Result<std::shared_ptr<Model>> read_tsr_buffer(const void* data, size_t size, st
   return r.read(options);
 }
 
+Status check_weights_complete(const Model& model, const std::string& what) {
+  for (const WeightChunk& c : model.chunks) {
+    if (!c.state.empty()) continue;
+    const int v = model.graph.find_value(c.value);
+    if (v >= 0 && !model.graph.values[v].initializer)
+      return invalid_argument(what + ": weight '" + c.value + "' is stored only as pre-sharded chunks (" +
+                              std::to_string(model.chunks.size()) +
+                              " chunks: a sharded training checkpoint); resume it with tessera-finetune --resume, or use "
+                              "the complete model that tessera-finetune writes with --out");
+  }
+  return Status::ok();
+}
+
 Result<std::shared_ptr<Model>> read_tsr_file(const std::string& path, const TsrReadOptions& options) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return io_error("cannot open '" + path + "': " + std::strerror(errno));

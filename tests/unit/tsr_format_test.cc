@@ -278,6 +278,20 @@ TEST(TsrFormat, MeshWithoutNamesOrRolesRoundTrips) {
   EXPECT_TRUE(r.value()->meshes[0].roles.empty());
 }
 
+TEST(TsrFormat, WeightsOnlyInChunksAreNotComplete) {
+  Model m = make_sharded_model();
+  EXPECT_TRUE(check_weights_complete(m, "m").is_ok());  // W has its initializer and chunks
+  const int w = m.graph.find_value("W");
+  ASSERT_GE(w, 0);
+  m.graph.values[w].initializer.reset();  // a sharded checkpoint: W only in chunks
+  m.graph.values[w].trainable = false;
+  m.chunks.push_back({"W", "", {0}, float_tensor({1}, 3.0f)});
+  Status s = check_weights_complete(m, "ckpt.tsr");
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.to_string();
+  EXPECT_NE(s.message().find("ckpt.tsr: weight 'W' is stored only as pre-sharded chunks (3 chunks"), std::string::npos)
+      << s.message();
+}
+
 TEST(TsrFormat, RejectsBadShardingMetadata) {
   struct Case {
     const char* what;
