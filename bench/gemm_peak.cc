@@ -7,12 +7,15 @@
 //    GFLOP/s = 2 * lanes * FMAs / seconds.
 // 2. SGEMM C = A B (row-major, beta 0) for M = N = K = 64 ... 2048, one thread (no pool), the
 //    median of --runs timings (each timing repeats the product until >= 50 ms); GFLOP/s =
-//    2 M N K / seconds and its percentage of the peak. With --threads T > 1, a second column
-//    runs the same products on a pool of T threads.
+//    2 M N K / seconds and its percentage of the peak. The percentage is the median, over the
+//    timings, of each timing's rate divided by a peak loop (~10 ms) run just before it, so that
+//    a neighbour on a shared host, or a clock change, moves both sides of each ratio alike.
+//    With --threads T > 1, a second column runs the same products on a pool of T threads.
 // 3. Transpose: the CPU backend's Transpose kernel (x86::run_transpose: in-register tiles,
 //    non-temporal stores at this size) on a 4096 x 4096 float matrix (64 MiB), against memcpy
 //    of the same bytes between the same 64-byte aligned, already faulted-in buffers, alternated, median of
-//    max(--runs, 5) after a warm-up; GB/s counts bytes read + written. The plain blocked loop
+//    max(--runs, 5) after a warm-up; GB/s counts bytes read + written; the percentage is the
+//    median of the per-pair ratios. The plain blocked loop
 //    (64 x 64 tiles) this replaced is printed too. With --threads T > 1, a second line runs
 //    the kernel on T threads against memcpy split into T parallel chunks.
 // Timings on a shared machine are noisy: medians are printed.
@@ -74,20 +77,26 @@ __attribute__((target("avx2,fma"))) double fma_loop_avx2(int64_t iters) {
   return out[0] + out[7];
 }
 
+// One timing of the register-only loop: single-thread GFLOP/s (0 without AVX2+FMA).
+// `iters` = 2'000'000 takes ~10 ms at 150 GFLOP/s.
+double peak_once(int64_t iters) {
+  const bool avx512 = __builtin_cpu_supports("avx512f");
+  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  if (!avx512 && !avx2) return 0;
+  const double flops = avx512 ? 2.0 * 16 * 24 * static_cast<double>(iters) : 2.0 * 8 * 12 * static_cast<double>(iters);
+  static volatile double sink = 0;
+  const double t0 = now_s();
+  sink = sink + (avx512 ? fma_loop_avx512(iters) : fma_loop_avx2(iters));
+  return flops / (now_s() - t0) / 1e9;
+}
+
 // Peak single-thread GFLOP/s (median of 5), and the ISA it used.
 std::pair<double, const char*> measure_peak() {
   const bool avx512 = __builtin_cpu_supports("avx512f");
   const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
   if (!avx512 && !avx2) return {0, "none"};
-  const int64_t iters = 20'000'000;
-  const double flops = avx512 ? 2.0 * 16 * 24 * static_cast<double>(iters) : 2.0 * 8 * 12 * static_cast<double>(iters);
   std::vector<double> r;
-  volatile double sink = 0;
-  for (int rep = 0; rep < 5; ++rep) {
-    const double t0 = now_s();
-    sink = sink + (avx512 ? fma_loop_avx512(iters) : fma_loop_avx2(iters));
-    r.push_back(flops / (now_s() - t0) / 1e9);
-  }
+  for (int rep = 0; rep < 5; ++rep) r.push_back(peak_once(20'000'000));
   return {median(r), avx512 ? "AVX-512" : "AVX2"};
 }
 
@@ -128,7 +137,7 @@ int main(int argc, char** argv) {
     }
   }
 
-  auto [peak, isa] = measure_peak();
+  const auto [peak, isa] = measure_peak();
   std::printf("peak FMA (%s, 1 thread, register-only): %.1f GFLOP/s\n", isa, peak);
   std::printf("sgemm path: %s\n", cpu::sgemm_isa_name(cpu::sgemm_best_isa()));
   std::unique_ptr<ThreadPool> pool;
@@ -152,10 +161,13 @@ int main(int argc, char** argv) {
     const size_t bytes = cpu::sgemm_scratch_bytes(s, s, s, max_t);
     void* scratch = std::aligned_alloc(64, (bytes + 63) / 64 * 64 + 64);
     const double flops = 2.0 * static_cast<double>(s) * static_cast<double>(s) * static_cast<double>(s);
+    // Median GFLOP/s over --runs timings, and the median of each timing's rate over a peak
+    // loop timed just before it (0 when there is no peak loop).
     auto time_with = [&](ThreadPool* p, int t) {
       cpu::sgemm(g, scratch, p, t);  // warm-up
-      std::vector<double> r;
+      std::vector<double> r, ratio;
       for (int rep = 0; rep < runs; ++rep) {
+        const double pk = peak_once(2'000'000);
         int reps = 0;
         const double t0 = now_s();
         double t1 = t0;
@@ -165,13 +177,14 @@ int main(int argc, char** argv) {
           t1 = now_s();
         } while (t1 - t0 < 0.05);
         r.push_back(flops * reps / (t1 - t0) / 1e9);
+        ratio.push_back(pk > 0 ? r.back() / pk : 0.0);
       }
-      return median(r);
+      return std::make_pair(median(r), median(ratio));
     };
-    const double one = time_with(nullptr, 1);
-    std::printf("%6lld %12.1f %7.1f%%", static_cast<long long>(s), one, peak > 0 ? 100.0 * one / peak : 0.0);
+    const auto [one, one_frac] = time_with(nullptr, 1);
+    std::printf("%6lld %12.1f %7.1f%%", static_cast<long long>(s), one, 100.0 * one_frac);
     if (pool) {
-      const double many = time_with(pool.get(), threads);
+      const double many = time_with(pool.get(), threads).first;
       std::printf(" %12.1f %7.2fx", many, many / one);
     }
     std::printf("\n");
@@ -206,10 +219,11 @@ int main(int argc, char** argv) {
     auto kernel = [&] { x86::run_transpose(plan, src.get(), dst.get(), p, t); };
     copy();
     kernel();  // warm-up
-    std::vector<double> tr, mc, bl;
+    std::vector<double> tr, mc, bl, ratio;
     for (int rep = 0; rep < std::max(runs, 5); ++rep) {
       mc.push_back(timed(copy));
       tr.push_back(timed(kernel));
+      ratio.push_back(tr.back() / mc.back());
       if (t == 1) bl.push_back(timed([&] { transpose_blocked(src.get(), dst.get(), rows, cols); }));
     }
     kernel();
@@ -217,7 +231,7 @@ int main(int argc, char** argv) {
       std::printf("transpose check failed\n");
     const double t_gbs = median(tr), m_gbs = median(mc);
     std::printf("Transpose 4096x4096 float, %s (%s%s): %.1f GB/s, memcpy %.1f GB/s, %.1f%% of memcpy\n", what,
-                x86::isa_name(plan.isa), plan.stream ? ", streaming stores" : "", t_gbs, m_gbs, 100.0 * t_gbs / m_gbs);
+                x86::isa_name(plan.isa), plan.stream ? ", streaming stores" : "", t_gbs, m_gbs, 100.0 * median(ratio));
     if (t == 1)
       std::printf("  (plain blocked 64x64 loop: %.1f GB/s, %.1f%% of memcpy)\n", median(bl), 100.0 * median(bl) / m_gbs);
   };

@@ -179,6 +179,18 @@ Tensor plan_value_view(const Plan& plan, int id, uint8_t* arena, const std::vect
   return Tensor::wrap(v.dtype, v.shape, home_of(plan, v, arena, inputs, outer));
 }
 
+void set_plan_profiling(Plan& plan, bool on) {
+  plan.profiling = on;
+  plan.step_ns.assign(plan.steps.size(), 0);
+  plan.profiled_runs = 0;
+  for (Step& st : plan.steps) {
+    if (st.if_step)
+      for (auto& b : st.if_step->branch)
+        if (b) set_plan_profiling(*b, on);
+    if (st.loop_step && st.loop_step->body) set_plan_profiling(*st.loop_step->body, on);
+  }
+}
+
 Status execute_plan(const Plan& plan, uint8_t* arena, const std::vector<const Tensor*>& inputs,
                     const std::vector<const Tensor*>& outer) {
   if (inputs.size() != plan.inputs.size()) return internal_error("execute_plan: wrong number of inputs");

@@ -145,8 +145,9 @@ struct Plan {
   std::vector<size_t> segment_end;
   /// One slot per step that starts a segment (index: that step), for the device's graphs.
   mutable std::vector<std::unique_ptr<DeviceGraph>> segment_graphs;
-  /// Profiling (Session::set_profiling): when true, execute_plan adds each top-level step's
-  /// wall time in nanoseconds to step_ns[i] (sized like steps) and counts runs. With a
+  /// Profiling (Session::set_profiling, set_plan_profiling): when true, execute_plan adds
+  /// each step's wall time in nanoseconds to step_ns[i] (sized like steps) and counts runs;
+  /// sub-plans (If branches, Loop/Scan bodies) have their own flag and times. With a
   /// device, every step then waits for the device (no CUDA graph replay either), so each
   /// step's time includes its device work, plus the wait's own few microseconds.
   bool profiling = false;
@@ -182,6 +183,10 @@ Result<std::unique_ptr<Plan>> plan_graph(const Graph& graph, const std::vector<S
 /// True for the planning error that says an input deciding a shape is not known before the
 /// run (planning again with input values can succeed).
 bool needs_input_values(const Status& s);
+
+/// Turns profiling on or off for `plan` and, recursively, its If branches and Loop/Scan
+/// bodies, and clears their step times and run counts.
+void set_plan_profiling(Plan& plan, bool on);
 
 /// Runs a plan. `arena` holds plan.arena_bytes bytes (64-byte aligned); `inputs` are the
 /// graph inputs in order (shapes as planned); `outer` the outer-scope bindings of a

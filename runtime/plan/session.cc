@@ -126,8 +126,7 @@ Status Session::prepare_locked(const std::vector<Shape>& input_shapes, const std
   // Poison (0xFF bytes: NaN as float, -1 as integers) so that a kernel reading memory it has
   // not written shows up as NaN in every test rather than as a lucky zero.
   if (arena_.nbytes()) std::memset(arena_.data(), 0xFF, arena_.nbytes());
-  plan_->profiling = profiling_;
-  plan_->step_ns.assign(plan_->steps.size(), 0);
+  set_plan_profiling(*plan_, profiling_);
   planned_shapes_ = input_shapes;
   planned_values_ = std::move(keys);
   plan_ms_ = ms_since(t0);
@@ -231,21 +230,41 @@ PlanStats Session::plan_stats() const {
 void Session::set_profiling(bool on) {
   std::lock_guard<std::mutex> lock(mu_);
   profiling_ = on;
-  if (!plan_) return;
-  plan_->profiling = on;
-  plan_->step_ns.assign(plan_->steps.size(), 0);
-  plan_->profiled_runs = 0;
+  if (plan_) set_plan_profiling(*plan_, on);
 }
+
+namespace {
+
+/// Appends the steps of `plan` to `out`, each named `prefix` + its node; a control-flow
+/// step (If, Loop, Scan) is followed by the steps of its sub-plans (their times summed over
+/// every time the branch or body ran) and keeps only its own time: its total less theirs
+/// (choosing the branch, moving the loop's carried values and outputs).
+void collect_profile(const Plan& plan, const std::string& prefix, std::vector<StepProfile>& out) {
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    const Step& st = plan.steps[i];
+    const size_t at = out.size();
+    out.push_back({prefix + st.node->describe(), st.node->op_type, st.backend, static_cast<double>(plan.step_ns[i]) / 1e6});
+    const std::string inner = prefix + st.node->describe() + " > ";
+    if (st.if_step) {
+      for (const auto& b : st.if_step->branch)
+        if (b) collect_profile(*b, inner, out);
+    } else if (st.loop_step && st.loop_step->body) {
+      collect_profile(*st.loop_step->body, inner, out);
+    }
+    double children = 0;
+    for (size_t j = at + 1; j < out.size(); ++j) children += out[j].total_ms;
+    out[at].total_ms = std::max(0.0, out[at].total_ms - children);
+  }
+}
+
+}  // namespace
 
 std::vector<StepProfile> Session::profile(uint64_t* runs) const {
   std::vector<StepProfile> out;
   if (runs) *runs = 0;
   if (!plan_ || !plan_->profiling || plan_->profiled_runs == 0) return out;
   if (runs) *runs = plan_->profiled_runs;
-  for (size_t i = 0; i < plan_->steps.size(); ++i) {
-    const Step& st = plan_->steps[i];
-    out.push_back({st.node->describe(), st.node->op_type, st.backend, static_cast<double>(plan_->step_ns[i]) / 1e6});
-  }
+  collect_profile(*plan_, "", out);
   return out;
 }
 

@@ -5,6 +5,7 @@
 // untyped body inputs, and the errors for bad nodes and bad inputs.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
@@ -193,6 +194,88 @@ TEST(Loop, RunTimeWhileLoopStopsOnBodyCond) {
       EXPECT_EQ(to_vector<float>(out.value()[0]), std::vector<float>{want}) << "limit " << limit << " cond " << cond0;
     }
   }
+}
+
+// ---- Profiling descends into sub-plans ----
+
+/// Session::profile lists the body's steps after the Loop step, named "<Loop node> > <node>",
+/// with times summed over the iterations; the Loop step keeps only its own time, so the
+/// entries add up to no more than the runs' wall time; an If lists both branches, the one
+/// never taken with zero time.
+TEST(Profile, SubPlanStepsAreListedUnderTheirParent) {
+  Builder main = doubling_while(false);
+  auto sess = session_of(main);
+  ASSERT_TRUE(sess);
+  sess->set_profiling(true);
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int r = 0; r < 3; ++r) {
+    auto out = sess->run({{"cond", scalar_bool(true)}, {"y", make_tensor<float>({1}, {1.5f})},
+                          {"limit", make_tensor<float>({1}, {5000.f})}});
+    ASSERT_TRUE(out.is_ok()) << out.status().to_string();
+  }
+  const double wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  uint64_t runs = 0;
+  std::vector<StepProfile> prof = sess->profile(&runs);
+  EXPECT_EQ(runs, 3u);
+  std::vector<std::string> names;
+  double sum = 0;
+  for (const StepProfile& p : prof) {
+    names.push_back(p.node);
+    sum += p.total_ms;
+    EXPECT_GE(p.total_ms, 0.0) << p.node;
+  }
+  ASSERT_EQ(prof.size(), 3u) << ::testing::PrintToString(names);
+  EXPECT_EQ(prof[0].op_type, "Loop");
+  EXPECT_EQ(prof[1].op_type, "Mul");
+  EXPECT_EQ(prof[2].op_type, "Less");
+  EXPECT_EQ(prof[1].node, prof[0].node + " > " + "Mul node 'Mul_0'") << prof[1].node;
+  EXPECT_GT(prof[1].total_ms, 0.0);
+  EXPECT_LE(sum, wall_ms);
+
+  // If: cond from the input; then: y + 1, else: y * 3, each a one-node branch.
+  Builder then_b, else_b;
+  for (auto* b : {&then_b, &else_b}) {
+    int y = b->outer("y");
+    int k = b->constant("k", make_tensor<float>({1}, {b == &then_b ? 1.f : 3.f}));
+    int o = b->value(b == &then_b ? "t_out" : "e_out");
+    b->node(b == &then_b ? "Add" : "Mul", {y, k}, {o});
+    b->output(o);
+  }
+  Builder m2;
+  int c = m2.input("c", DType::kBool);
+  m2.input("y", DType::kFloat32);
+  int z = m2.value("z");
+  Node& n = m2.node("If", {c}, {z});
+  n.attributes.push_back(graph_attr("then_branch", then_b.g));
+  n.attributes.push_back(graph_attr("else_branch", else_b.g));
+  m2.output(z);
+  auto s2 = session_of(m2);
+  ASSERT_TRUE(s2);
+  s2->set_profiling(true);
+  auto out = s2->run({{"c", scalar_bool(true)}, {"y", make_tensor<float>({1}, {2.f})}});
+  ASSERT_TRUE(out.is_ok()) << out.status().to_string();
+  EXPECT_EQ(to_vector<float>(out.value()[0]), std::vector<float>{3.f});
+  prof = s2->profile(&runs);
+  names.clear();
+  for (const StepProfile& p : prof) names.push_back(p.node);
+  ASSERT_EQ(prof.size(), 3u) << ::testing::PrintToString(names);
+  EXPECT_EQ(prof[0].op_type, "If");
+  // Branch order: else_branch, then then_branch (IfStep::branch).
+  EXPECT_EQ(prof[1].op_type, "Mul");
+  EXPECT_EQ(prof[1].total_ms, 0.0);  // never taken
+  EXPECT_EQ(prof[2].op_type, "Add");
+  EXPECT_GT(prof[2].total_ms, 0.0);
+  // Turning profiling on again clears the sub-plans' times too: after one run of the
+  // else branch, the then branch's Add shows no time.
+  s2->set_profiling(true);
+  out = s2->run({{"c", scalar_bool(false)}, {"y", make_tensor<float>({1}, {2.f})}});
+  ASSERT_TRUE(out.is_ok()) << out.status().to_string();
+  EXPECT_EQ(to_vector<float>(out.value()[0]), std::vector<float>{6.f});
+  prof = s2->profile(&runs);
+  ASSERT_EQ(prof.size(), 3u);
+  EXPECT_EQ(runs, 1u);
+  EXPECT_GT(prof[1].total_ms, 0.0);
+  EXPECT_EQ(prof[2].total_ms, 0.0);
 }
 
 TEST(Loop, RunTimeTripCountAndCondTogether) {

@@ -138,6 +138,12 @@ std::vector<Case> cases() {
       {"narrow output (transposed path) 5x5 out, 64 channels", {1, 16, 5, 5}, {64, 16, 3, 3}, {attr_ints("pads", V{1, 1, 1, 1})}},
       {"narrow 1-D stride 2 (VAD-like)", {2, 20, 9}, {40, 20, 3}, {attr_ints("pads", V{1, 1}), attr_ints("strides", V{2})}},
       {"narrow groups 2, 33 per group", {2, 8, 4, 4}, {66, 4, 3, 3}, {attr_i("group", 2)}},
+      // Images stacked into one product (up to 256 rows): Silero VAD's batch of 31 chunks
+      // (STFT conv: 1 channel, kernel 64 stride 32 here, 4 frames), and 70 images of 4
+      // positions: products of 64 and 6 images.
+      {"narrow batch 31 (VAD STFT-like)", {31, 1, 160}, {40, 1, 64}, {attr_ints("strides", V{32})}},
+      {"narrow batch 70 (products of 64 and 6 images)", {70, 6, 4}, {33, 6, 3}, {attr_ints("pads", V{1, 1})}},
+      {"narrow batch 3 groups 2, 2-D", {3, 8, 3, 2}, {64, 4, 3, 3}, {attr_i("group", 2), attr_ints("pads", V{1, 1, 1, 1})}},
       {"size-1 spatial", {1, 7, 1, 1}, {9, 7, 1, 1}, {}},
       {"1-D", {2, 5, 37}, {6, 5, 5}, {attr_ints("pads", V{2, 1})}},
       {"1-D stride 3 dilation 2", {1, 4, 50}, {8, 4, 3}, {attr_ints("strides", V{3}), attr_ints("dilations", V{2})}},

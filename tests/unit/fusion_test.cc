@@ -73,13 +73,13 @@ struct Built {
 /// x [1, C, H, W] -> Conv(k x k, group) -> [Add(z)] -> [act] -> y, and z as a second input.
 /// `act`: "", "Relu", "LeakyRelu", "Clip", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Gelu".
 Built conv_graph(int64_t c, int64_t m, int64_t hw, int64_t k, int64_t group, bool add, const std::string& act,
-                 std::mt19937& rng, bool conv_out_is_output = false) {
+                 std::mt19937& rng, bool conv_out_is_output = false, int64_t batch = 1) {
   Built b;
   Graph& g = b.g;
   const int x = g.add_value(val("x", DType::kFloat32));
   g.inputs.push_back(x);
-  b.shapes.push_back({1, c, hw, hw});
-  b.inputs.push_back(random({1, c, hw, hw}, rng));
+  b.shapes.push_back({batch, c, hw, hw});
+  b.inputs.push_back(random({batch, c, hw, hw}, rng));
   const int w = add_const(g, "w", random({m, c / group, k, k}, rng));
   const int bias = add_const(g, "b", random({m}, rng));
   const int y0 = g.add_value(val("conv_out"));
@@ -90,8 +90,8 @@ Built conv_graph(int64_t c, int64_t m, int64_t hw, int64_t k, int64_t group, boo
   if (add) {
     const int z = g.add_value(val("z", DType::kFloat32));
     g.inputs.push_back(z);
-    b.shapes.push_back({1, m, hw, hw});
-    b.inputs.push_back(random({1, m, hw, hw}, rng));
+    b.shapes.push_back({batch, m, hw, hw});
+    b.inputs.push_back(random({batch, m, hw, hw}, rng));
     const int s = g.add_value(val("sum"));
     g.nodes.push_back(node("Add", {z, cur}, {s}, "add"));
     cur = s;
@@ -176,17 +176,18 @@ TEST(Fusion, ConvAddActivationEveryActivationEveryPath) {
   std::mt19937 rng(7);
   const char* acts[] = {"", "Relu", "LeakyRelu", "Clip", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Gelu"};
   struct Shape_ {
-    int64_t c, m, hw, k, group;
+    int64_t c, m, hw, k, group, batch = 1;
   } shapes[] = {{5, 16, 9, 3, 1},  {8, 20, 7, 1, 1}, {12, 12, 11, 3, 12}, {6, 33, 5, 3, 3}, {8, 40, 4, 3, 1},
+                {8, 40, 4, 3, 1, 5},  // narrow outputs, 5 images in one product
                 {16, 24, 17, 3, 1},   // Winograd on AVX-512 (16+ channels, 16+ tiles)
                 {6, 6, 37, 3, 6}};    // depthwise over three 16-column blocks
   for (const auto& sh : shapes)
     for (const char* act : acts)
       for (bool add : {false, true}) {
         if (!add && std::string(act).empty()) continue;
-        Built b = conv_graph(sh.c, sh.m, sh.hw, sh.k, sh.group, add, act, rng);
+        Built b = conv_graph(sh.c, sh.m, sh.hw, sh.k, sh.group, add, act, rng, false, sh.batch);
         for (int threads : {1, 2}) {
-          const std::string what = "C=" + std::to_string(sh.c) + " M=" + std::to_string(sh.m) + " k=" +
+          const std::string what = "N=" + std::to_string(sh.batch) + " C=" + std::to_string(sh.c) + " M=" + std::to_string(sh.m) + " k=" +
                                    std::to_string(sh.k) + " group=" + std::to_string(sh.group) + (add ? " +Add" : "") +
                                    " " + act + " threads=" + std::to_string(threads);
           Ran fused = run(b, true, threads), plain = run(b, false, threads);

@@ -1,7 +1,7 @@
 // The x86 LSTM (backends/cpu/x86/lstm_x86.cc) against the reference LSTM (ref/lstm.cc) on
 // random inputs: forward, reverse and bidirectional; batch 1 and 3; one and several steps;
 // with and without B, initial_h, initial_c, peepholes, clip, input_forget and other
-// activations; every output; constant (pre-packed) and run-time weights; 1 and 2 threads.
+// activations (the default ones without peepholes take the vectorized gate path); every output; constant (pre-packed) and run-time weights; 1 and 2 threads.
 // The reference sums the gate products in double, the kernel in float: tolerance 1e-5
 // absolute on outputs of magnitude <= 1 (|h| < 1, |c| grows by at most one per step).
 #include <gtest/gtest.h>
@@ -47,6 +47,11 @@ TEST(LstmX86, MatchesReference) {
       {"bidirectional", 3, 3, 4, 5, true, true, true, true, true, false, false},
       {"bidirectional", 6, 1, 9, 17, true, false, true, false, false, true, true},
       {"forward", 2, 2, 3, 40, true, true, false, false, true, false, true},
+      // The vectorized gates (default activations, no peepholes): Silero VAD's batch of 31
+      // chunks, and with clip and input_forget, both directions, odd hidden sizes.
+      {"forward", 1, 31, 128, 128, true, true, true, false, false, false, false},
+      {"bidirectional", 3, 2, 6, 20, true, true, true, false, true, true, false},
+      {"reverse", 4, 3, 5, 33, false, false, true, false, true, false, false},
   };
   for (const Case& c : cases)
     for (int threads : {1, 2})

@@ -24,7 +24,8 @@ KernelFactory find_arm_kernel(const std::string& op_type) {
       {"ReduceMean", &x86::make_ReduceMean},
       {"ReduceMax", &x86::make_ReduceMax},
       {"Resize", &x86::make_Resize},
-      {"Transpose", &x86::make_Transpose}};  // transpose_neon.cc
+      {"Transpose", &x86::make_Transpose},  // transpose_neon.cc
+      {"Pad", &x86::make_Pad}};              // pad_x86.cc: ISA-independent
   for (const auto& [name, f] : kTemplated)
     if (op_type == name) return f;
   // Elementwise ops and activations on the NEON core (backends/cpu/x86/elementwise_x86.h).

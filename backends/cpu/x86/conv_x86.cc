@@ -26,7 +26,9 @@
 // group, e.g. Silero VAD's 1-D convolutions over a few frames): the product is computed
 // transposed, Y^T = col^T W^T, so the channels fill the NR-wide panels instead of a few
 // positions; W^T is packed once as sgemm's B, and Y^T is transposed into Y with the bias
-// (a column bias of Y^T), the addend and the activation.
+// (a column bias of Y^T), the addend and the activation. The images of a batch are stacked
+// into one product (rows = images x positions, up to 256), so a batch of 31 four-frame
+// chunks is one 124-row product instead of 31 four-row ones.
 //
 // Threads: with at least 2 tiles per thread (tiles over n, g and columns), each thread runs
 // whole tiles (its own im2col and a one-thread sgemm, in its own slice of the scratch);
@@ -67,6 +69,7 @@ using ref::SpatialIndex;
 constexpr int64_t kDirectMaxRowsPerGroup = 4;
 constexpr int64_t kColTileFloats = 64 * 1024;  // target K x NB of one col tile (256 KiB)
 constexpr int64_t kMinTile = 128, kMaxTile = 4096;
+constexpr int64_t kNarrowMaxRows = 256, kNarrowColFloats = 64 * 1024;  // narrow path: see make_Conv_gemm
 
 inline size_t align64(size_t bytes) { return (bytes + 63) / 64 * 64; }
 inline int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
@@ -372,6 +375,7 @@ class ConvKernel final : public Kernel {
   // computed transposed, Y^T (positions x channels) = col^T W^T, so the channels fill the
   // NR-wide panels, then transposed into Y with the bias, addend and activation.
   bool narrow = false;
+  int64_t narrow_batch = 1;  // images per product
   std::unique_ptr<float, void (*)(void*)> packed_wt{nullptr, &std::free};  // per group: W[g]^T as sgemm's packed B
   size_t packed_wt_group_floats = 0;
   size_t yt_bytes = 0;
@@ -425,19 +429,22 @@ class ConvKernel final : public Kernel {
     }
     char* base = static_cast<char*>(ctx.scratch);
     if (narrow) {
+      // Images n0 .. n0 + nbatch - 1 at once: their col matrices side by side (K x rows,
+      // rows = images x positions), so the product has nbatch * out_size rows.
       float* col = reinterpret_cast<float*>(base);
       float* yt = reinterpret_cast<float*>(base + col_bytes);
       void* gemm_scratch = base + col_bytes + yt_bytes;
-      for (int64_t n = 0; n < batch; ++n)
+      for (int64_t n0 = 0; n0 < batch; n0 += narrow_batch)
         for (int64_t gi = 0; gi < group; ++gi) {
-          const float* xg = x + (n * c_in + gi * cg) * in_size;
-          im2col(xg, 0, out_size, 0, k_rows, col);  // K x out_size
+          const int64_t nb_img = std::min(narrow_batch, batch - n0), rows = nb_img * out_size;
+          for (int64_t i = 0; i < nb_img; ++i)  // image n0 + i: columns [i * out_size, (i + 1) * out_size)
+            im2col(x + ((n0 + i) * c_in + gi * cg) * in_size, 0, out_size, 0, k_rows, col + i * out_size, {}, rows);
           cpu::SgemmArgs a;
-          a.m = out_size;
+          a.m = rows;
           a.n = mg;
           a.k = k_rows;
           a.a = col;
-          a.lda = out_size;
+          a.lda = rows;
           a.trans_a = true;
           a.b = w + gi * mg * k_rows;  // W[g]: mg x K, taken transposed
           a.ldb = k_rows;
@@ -447,12 +454,23 @@ class ConvKernel final : public Kernel {
           a.ldc = mg;
           a.bias = b ? b + gi * mg : nullptr;  // per channel: a column of Y^T
           a.isa = isa;
+          if (!z) a.act = act;  // elementwise: applied to Y^T in the micro-kernel
           cpu::sgemm(a, gemm_scratch, pool, threads);
-          for (int64_t m = 0; m < mg; ++m) {
-            const int64_t plane = n * m_out + gi * mg + m;
-            float* yp = y + plane * out_size;
-            for (int64_t o = 0; o < out_size; ++o) yp[o] = yt[o * mg + m] + (z ? z[plane * out_size + o] : 0.f);
-            act.apply(yp, out_size);
+          for (int64_t i = 0; i < nb_img; ++i) {
+            const float* yti = yt + i * out_size * mg;
+            float* yi = y + ((n0 + i) * m_out + gi * mg) * out_size;  // mg x out_size
+            if (!z) {
+              for (int64_t m = 0; m < mg; ++m)
+                for (int64_t o = 0; o < out_size; ++o) yi[m * out_size + o] = yti[o * mg + m];
+              continue;
+            }
+            // act(Y + Z): the residual is added after the transpose.
+            const float* zi = z + (yi - y);
+            for (int64_t m = 0; m < mg; ++m) {
+              float* yp = yi + m * out_size;
+              for (int64_t o = 0; o < out_size; ++o) yp[o] = yti[o * mg + m] + zi[m * out_size + o];
+              act.apply(yp, out_size);
+            }
           }
         }
       return Status::ok();
@@ -526,8 +544,10 @@ class ConvKernel final : public Kernel {
   // With `packed` (pack.nr > 0), each row is built in a stack buffer and written straight
   // into sgemm's packed-B panel layout (see sgemm_pack_b: per KC block of rows, NR-wide
   // panels, zero-padded), so sgemm reads it as packed_b and B is copied once, not twice.
+  // Unpacked, row r starts at col + r * ld_col (ld_col 0: nb).
   __attribute__((optimize("no-tree-loop-distribute-patterns"))) void im2col(const float* xg, int64_t j0, int64_t nb, int64_t r0, int64_t r1, float* col,
-              const cpu::SgemmBlocking& pack = {}) const {
+              const cpu::SgemmBlocking& pack = {}, int64_t ld_col = 0) const {
+    if (ld_col == 0) ld_col = nb;
     alignas(64) float rowbuf[kMaxTile + 16];  // + 16: im2col_row_avx512's overrun
     const int last = nd - 1;
     const int64_t ow = g.out[last], iw = g.in[last], sw = g.strides[last], dw = g.dilations[last], pw = g.pads_begin[last];
@@ -554,7 +574,7 @@ class ConvKernel final : public Kernel {
     int64_t pc = pack.nr > 0 ? r0 / pack.kc * pack.kc : 0;  // the row's KC block (packed)
     for (int64_t r = r0; r < r1; ++r, next_tap(k, &c)) {
       const float* xc = xg + c * in_size;
-      float* dst = pack.nr > 0 ? rowbuf : col + r * nb;
+      float* dst = pack.nr > 0 ? rowbuf : col + r * ld_col;
 #if defined(__x86_64__) || defined(_M_X64)
       if (im2col_avx512 && pack.nr > 0) {
         cpu::im2col_row_avx512(geom2d, xc, k[0], k[1], j0, nb, rowbuf);
@@ -760,10 +780,16 @@ Result<std::unique_ptr<Kernel>> make_Conv_gemm(const CompileContext& ctx) {
   }
   if (kern->out_size < blk.nr && kern->mg >= blk.nr) {
     kern->narrow = true;
-    kern->col_bytes = align64(static_cast<size_t>(kern->k_rows * kern->out_size) * sizeof(float));
-    kern->yt_bytes = align64(static_cast<size_t>(kern->out_size * kern->mg) * sizeof(float));
+    // Images per product: up to kNarrowMaxRows rows (a few positions per image fill only a
+    // few of the micro-kernel's MR rows; a batch of them fills its panels and reuses each
+    // packed panel of W^T), with col (K x rows) within kNarrowColFloats.
+    kern->narrow_batch = std::clamp<int64_t>(
+        std::min(kNarrowMaxRows / kern->out_size, kNarrowColFloats / (kern->k_rows * kern->out_size)), 1, kern->batch);
+    const int64_t rows = kern->narrow_batch * kern->out_size;
+    kern->col_bytes = align64(static_cast<size_t>(kern->k_rows * rows) * sizeof(float));
+    kern->yt_bytes = align64(static_cast<size_t>(rows * kern->mg) * sizeof(float));
     kern->scratch = kern->col_bytes + kern->yt_bytes +
-                    align64(cpu::sgemm_scratch_bytes(kern->out_size, kern->mg, kern->k_rows, threads, kern->isa));
+                    align64(cpu::sgemm_scratch_bytes(rows, kern->mg, kern->k_rows, threads, kern->isa));
     if (const auto& wc = ctx.input(1).constant) {
       kern->packed_wt_group_floats = cpu::sgemm_packed_b_floats(kern->mg, kern->k_rows, kern->isa);
       const size_t bytes = align64(kern->packed_wt_group_floats * static_cast<size_t>(kern->group) * sizeof(float));

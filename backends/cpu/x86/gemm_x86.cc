@@ -132,7 +132,7 @@ KernelFactory find_x86_kernel(const std::string& op_type) {
       {"GlobalAveragePool", &make_GlobalAveragePool}, {"Softmax", &make_Softmax}, {"LogSoftmax", &make_LogSoftmax},
       {"LayerNormalization", &make_LayerNormalization}, {"ReduceSum", &make_ReduceSum},
       {"ReduceMean", &make_ReduceMean}, {"ReduceMax", &make_ReduceMax}, {"Transpose", &make_Transpose},
-      {"Resize", &make_Resize}};
+      {"Resize", &make_Resize}, {"Pad", &make_Pad}};
   for (const auto& [name, f] : kMore)
     if (op_type == name) return f;
   if (op_type == "ConvTranspose") return &make_ConvTranspose;

@@ -4,18 +4,23 @@
 //   as in ref/lstm.cc (activations, clip, peepholes, input_forget).
 // Per direction, X W^T + (Wb + Rb) for all steps and batch rows at once is one GEMM
 // ((seq * batch) x 4H by input x 4H); each step then adds H_{t-1} R^T (batch x 4H by H x 4H).
-// W and R are packed once at plan time when they are constants. Sums are in float (the
-// reference sums in double), so results differ by float rounding. sequence_lens and
+// W and R are packed once at plan time when they are constants. With the default
+// activations and no peepholes, the gates of a batch row are computed 4H at a time with the
+// vectorized Sigmoid and Tanh of the elementwise kernels (elementwise_simd.h), else one by
+// one as the reference does. Sums are in float (the reference sums in double), so results
+// differ by float rounding. sequence_lens and
 // layout = 1 run the reference.
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <vector>
 
 #include "backends/cpu/ref/recurrent_util.h"
 #include "backends/cpu/ref/rnn_activation.h"
 #include "backends/cpu/thread_pool.h"
+#include "backends/cpu/x86/elementwise_x86.h"
 #include "backends/cpu/x86/sgemm.h"
 #include "backends/cpu/x86/x86_kernels.h"
 
@@ -39,6 +44,10 @@ class LstmKernel final : public Kernel {
   cpu::SgemmIsa isa = cpu::SgemmIsa::kAuto;
   std::vector<PackedB> packed_w, packed_r;  // per direction, or empty
   size_t xg_bytes = 0, hg_bytes = 0, state_bytes = 0, bias_bytes = 0, gemm_bytes = 0;
+  // Every direction's activations are the defaults (Sigmoid, Tanh, Tanh) and the CPU has
+  // the vectorized elementwise math (`core`): the gates run a row at a time through it.
+  bool simd_gates = false;
+  cpu::ElementwiseCore core{};
 
   // c (m x 4H) = a (m x k) * b^T + bias, b (4H x k) direction d's W or R, pre-packed in
   // `packed` when it was a constant.
@@ -76,6 +85,7 @@ class LstmKernel final : public Kernel {
     void* gemm_scratch = s + xg_bytes + hg_bytes + 2 * state_bytes + bias_bytes;
     ThreadPool* pool = threads > 1 ? k.thread_pool : nullptr;
     const int64_t g4 = 4 * hidden;
+    const bool vector_gates = simd_gates && !peep;
     auto clipped = [&](float v) { return std::min(std::max(v, -clip), clip); };
     for (int64_t d = 0; d < dirs; ++d) {
       const bool backward = reverse_only || d == 1;
@@ -95,6 +105,34 @@ class LstmKernel final : public Kernel {
       for (int64_t step = 0; step < seq; ++step) {
         const int64_t t = backward ? seq - 1 - step : step;
         gemm_bt(batch, hidden, h, r + d * g4 * hidden, packed_r, d, nullptr, hg, gemm_scratch, pool);  // H_{t-1} R_d^T
+        if (vector_gates) {
+          // The default activations without peepholes, a row of 4H gates at a time: the
+          // pre-activations (clipped) in place in hg, Sigmoid over i, o, f (the first 3H,
+          // ONNX's gate order i, o, f, c) and Tanh over c by the vectorized elementwise
+          // math, then C and H; tanh(C) goes through the row's i gates, no longer needed.
+          for (int64_t b = 0; b < batch; ++b) {
+            const float* px = xg + (t * batch + b) * g4;
+            float* pre = hg + b * g4;
+            float* hb = h + b * hidden;
+            float* cb = c + b * hidden;
+            for (int64_t j = 0; j < g4; ++j) pre[j] += px[j];
+            if (clip < std::numeric_limits<float>::infinity())
+              for (int64_t j = 0; j < g4; ++j) pre[j] = clipped(pre[j]);
+            core.unary(cpu::UnaryOp::kSigmoid, cpu::UnaryParams{}, pre, pre, 3 * hidden);
+            core.unary(cpu::UnaryOp::kTanh, cpu::UnaryParams{}, pre + 3 * hidden, pre + 3 * hidden, hidden);
+            const float *ig = pre, *og = pre + hidden, *fg = pre + 2 * hidden, *cc = pre + 3 * hidden;
+            float* tc = pre;  // tanh(C), over the i gates once they are used
+            for (int64_t j = 0; j < hidden; ++j) {
+              const float f_j = input_forget ? 1.f - ig[j] : fg[j];
+              cb[j] = f_j * cb[j] + ig[j] * cc[j];
+              tc[j] = cb[j];
+            }
+            core.unary(cpu::UnaryOp::kTanh, cpu::UnaryParams{}, tc, tc, hidden);
+            for (int64_t j = 0; j < hidden; ++j) hb[j] = og[j] * tc[j];
+            if (y) std::memcpy(y + ((t * dirs + d) * batch + b) * hidden, hb, static_cast<size_t>(hidden) * sizeof(float));
+          }
+          continue;
+        }
         for (int64_t b = 0; b < batch; ++b) {
           const float* px = xg + (t * batch + b) * g4;
           const float* ph = hg + b * g4;
@@ -147,6 +185,13 @@ Result<std::unique_ptr<Kernel>> make_LSTM(const CompileContext& ctx) {
   if (!acts.is_ok()) return decline();  // the reference reports it
   kern->acts = std::move(acts.value());
   kern->clip = ref::recurrent_clip(node);
+  bool default_acts = true;
+  for (size_t i = 0; i < kern->acts.size(); ++i)
+    default_acts = default_acts && kern->acts[i].kind == (i % 3 == 0 ? ref::RnnActivation::kSigmoid : ref::RnnActivation::kTanh);
+  if (default_acts && cpu::elementwise_isa_available(cpu::ElementwiseIsa::kAuto)) {
+    kern->simd_gates = true;
+    kern->core = cpu::elementwise_core(cpu::ElementwiseIsa::kAuto);
+  }
   kern->input_forget = node.attr_i("input_forget", 0) == 1;
   kern->threads = std::max(1, ctx.threads);
   kern->isa = cpu::sgemm_best_isa();

@@ -25,8 +25,9 @@
 // x86-64 and aarch64 alike.
 //
 // Threads: the M x N output is split into as many parts as the pool has threads (whole
-// NR-column or MR-row panels); each thread packs its own panels in its own slice of the
-// scratch, so a run allocates nothing.
+// NR-column panels when N >= M, else whole MR-row panels, so each thread streams the smaller
+// share of the operands); each thread packs its own panels in its own slice of the scratch,
+// so a run allocates nothing.
 #pragma once
 
 #include <cstddef>

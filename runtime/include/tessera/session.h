@@ -126,11 +126,14 @@ class Session {
   PlanStats plan_stats() const;
 
   /// Turns per-step timing on or off (off by default; on costs two clock reads per step).
-  /// Turning it on clears what was collected. Steps of sub-plans (If, Loop, Scan bodies)
-  /// are counted in their parent's step.
+  /// Turning it on clears what was collected. Steps of sub-plans (If branches, Loop and
+  /// Scan bodies) are timed too.
   void set_profiling(bool on);
   /// Per-step times of the current plan since profiling was turned on (or the plan was
-  /// made), in execution order; `runs` gets the number of runs profiled. Empty when
+  /// made), in execution order; `runs` gets the number of runs profiled. The steps of a
+  /// sub-plan follow their If/Loop/Scan step, named "<parent node> > <node>" and summed
+  /// over every run of that branch or body; the control-flow step keeps only its own time
+  /// (its total less its sub-plans'), so the times add up to the runs' time. Empty when
   /// profiling is off or nothing has run.
   std::vector<StepProfile> profile(uint64_t* runs = nullptr) const;
 
