@@ -153,6 +153,33 @@ TEST(RefBSlice, ClampsOutOfRange) {
   EXPECT_EQ(run1({"Slice", {}, 13}, {&x, &s2, &e2}, {1, 2}).shape(), (Shape{0, 3, 4}));  // empty
 }
 
+// Trailing axes taken whole merge into the axis before them (longer rows); checked against
+// the coordinates computed here, for a merge of one and of two axes, a step on the axis
+// before them (no merge), and a whole tensor (everything merges into one row).
+TEST(RefBSlice, WholeTrailingAxesMerge) {
+  Tensor x = iota_i({3, 5, 4, 2});
+  struct C {
+    std::vector<int64_t> starts, ends, axes, steps;
+  } cases[] = {{{1}, {4}, {1}, {1}},                 // x[:, 1:4]: axes 2 and 3 merge into 1
+               {{1, 0}, {3, 4}, {0, 2}, {1, 1}},     // x[1:3, :, :] with axis 2 named whole
+               {{0}, {5}, {1}, {2}},                 // x[:, 0:5:2]: step 2, no merge
+               {{0}, {3}, {0}, {1}}};                // the whole tensor
+  for (const C& c : cases) {
+    const int64_t n = static_cast<int64_t>(c.axes.size());
+    Tensor st = ints(c.starts), en = ints(c.ends), ax = ints(c.axes), sp = ints(c.steps);
+    Tensor y = run1({"Slice", {}, 13}, {&x, &st, &en, &ax, &sp}, {1, 2, 3, 4});
+    int64_t lo[4] = {0, 0, 0, 0}, hi[4] = {3, 5, 4, 2}, step[4] = {1, 1, 1, 1};
+    for (int64_t i = 0; i < n; ++i) lo[c.axes[i]] = c.starts[i], hi[c.axes[i]] = c.ends[i], step[c.axes[i]] = c.steps[i];
+    std::vector<int64_t> want;
+    for (int64_t a = lo[0]; a < hi[0]; a += step[0])
+      for (int64_t b = lo[1]; b < hi[1]; b += step[1])
+        for (int64_t d = lo[2]; d < hi[2]; d += step[2])
+          for (int64_t e = lo[3]; e < hi[3]; e += step[3]) want.push_back(((a * 5 + b) * 4 + d) * 2 + e);
+    EXPECT_EQ(to_vector<int64_t>(y), want);
+    EXPECT_EQ(y.shape()[3], 2);
+  }
+}
+
 TEST(RefBSlice, Opset1Attributes) {
   Tensor x = iota_f({3, 4});
   Tensor y = run1({"Slice", {attr_ints("starts", {1}), attr_ints("ends", {-1}), attr_ints("axes", {1})}, 1}, {&x});

@@ -12,7 +12,23 @@ constexpr size_t kRowsMaxRank = 16;  // ranks up to this take the row-copy loop
 
 Result<std::unique_ptr<Kernel>> make_Slice(const CompileContext& ctx) {
   TSR_ASSIGN_OR_RETURN(SliceParams p, resolve_slice(ctx.node, ctx.input(0).shape, const_inputs_of(ctx)));
-  std::vector<int64_t> in_strides = contiguous_strides(ctx.input(0).shape);
+  // Trailing axes taken whole (start 0, step 1, all of it) merge into the axis before them
+  // when that one has step 1: its kept elements and theirs are one contiguous run per
+  // outer position, so rows get longer (Silero VAD's [31, 258, 4] -> [31, 129, 4] is 31
+  // rows of 516 floats, not 3999 rows of 4).
+  Shape in = ctx.input(0).shape;
+  while (in.size() >= 2) {
+    const size_t a = in.size() - 1;
+    if (!(p.start[a] == 0 && p.step[a] == 1 && p.out[a] == in[a] && p.step[a - 1] == 1)) break;
+    p.start[a - 1] *= in[a];
+    p.out[a - 1] *= in[a];
+    in[a - 1] *= in[a];
+    p.start.pop_back();
+    p.step.pop_back();
+    p.out.pop_back();
+    in.pop_back();
+  }
+  std::vector<int64_t> in_strides = contiguous_strides(in);
   return make_fn_kernel([p, in_strides](const KernelContext& k) -> Status {
     const Tensor& x = k.input(0);
     Tensor& y = k.output(0);
@@ -20,7 +36,7 @@ Result<std::unique_ptr<Kernel>> make_Slice(const CompileContext& ctx) {
       using W = decltype(tag);
       const W* px = x.data_as<W>();
       W* py = y.data_as<W>();
-      const size_t r = p.out.size();
+      const size_t r = p.out.size();  // the merged axes (y's shape is the node's)
       if (r >= 1 && r <= kRowsMaxRank && y.numel() > 0) {
         // Output rows (the last axis) one at a time, the row's input offset kept
         // incrementally over the outer axes; a unit step copies the row with memcpy.
