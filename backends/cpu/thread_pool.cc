@@ -1,5 +1,6 @@
 #include "backends/cpu/thread_pool.h"
 
+#include <chrono>
 #include <fstream>
 #include <set>
 #include <string>
@@ -10,6 +11,28 @@ namespace tessera {
 namespace {
 // Set on pool workers and on a caller while it runs a job: a nested parallel_for runs inline.
 thread_local bool t_in_parallel = false;
+
+// How long a worker polls for the next job, and a caller for the workers, before sleeping.
+constexpr auto kSpin = std::chrono::microseconds(200);
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+// Polls `ready` for up to kSpin; true as soon as it holds.
+template <typename Pred>
+bool spin_until(Pred ready) {
+  const auto deadline = std::chrono::steady_clock::now() + kSpin;
+  for (int i = 0;; ++i) {
+    if (ready()) return true;
+    cpu_relax();
+    if ((i & 63) == 63 && std::chrono::steady_clock::now() >= deadline) return ready();
+  }
+}
 
 // Chunk c of `chunks` over [0, n): sizes differ by at most one.
 inline int64_t chunk_begin(int64_t n, int chunks, int c) { return n / chunks * c + std::min<int64_t>(c, n % chunks); }
@@ -39,7 +62,7 @@ ThreadPool::ThreadPool(int threads) {
 ThreadPool::~ThreadPool() {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    stop_ = true;
+    stop_.store(true);
   }
   start_cv_.notify_all();
   for (std::thread& t : workers_) t.join();
@@ -48,11 +71,17 @@ ThreadPool::~ThreadPool() {
 void ThreadPool::worker(int index) {
   t_in_parallel = true;
   uint64_t seen = 0;
+  auto news = [&] { return stop_.load(std::memory_order_acquire) || generation_.load(std::memory_order_acquire) != seen; };
   for (;;) {
+    if (!spin_until(news)) {
+      std::unique_lock<std::mutex> lock(mu_);
+      start_cv_.wait(lock, news);
+    }
+    // The job's fields and its generation together, under mu_ (a worker that a job did not
+    // need may look late, while the caller already writes the next job).
     std::unique_lock<std::mutex> lock(mu_);
-    start_cv_.wait(lock, [&] { return stop_ || generation_ != seen; });
-    if (stop_) return;
-    seen = generation_;
+    if (stop_.load(std::memory_order_acquire)) return;
+    seen = generation_.load(std::memory_order_acquire);
     if (index >= chunks_) continue;  // this job has fewer chunks than threads
     const Call call = call_;
     void* fn = fn_;
@@ -60,8 +89,12 @@ void ThreadPool::worker(int index) {
     const int chunks = chunks_;
     lock.unlock();
     call(fn, chunk_begin(n, chunks, index), chunk_begin(n, chunks, index + 1));
-    lock.lock();
-    if (--pending_ == 0) done_cv_.notify_one();
+    if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      // The last one: wake the caller if it sleeps (taking mu_ orders this after its
+      // check of pending_).
+      std::lock_guard<std::mutex> wake(mu_);
+      done_cv_.notify_one();
+    }
   }
 }
 
@@ -79,15 +112,17 @@ void ThreadPool::run(int64_t n, Call call, void* fn) {
     fn_ = fn;
     n_ = n;
     chunks_ = chunks;
-    pending_ = chunks - 1;
-    ++generation_;
+    pending_.store(chunks - 1, std::memory_order_relaxed);
+    generation_.fetch_add(1, std::memory_order_release);
   }
   start_cv_.notify_all();
   t_in_parallel = true;
   call(fn, 0, chunk_begin(n, chunks, 1));
   t_in_parallel = false;
+  auto done = [&] { return pending_.load(std::memory_order_acquire) == 0; };
+  if (spin_until(done)) return;
   std::unique_lock<std::mutex> lock(mu_);
-  done_cv_.wait(lock, [&] { return pending_ == 0; });
+  done_cv_.wait(lock, done);
 }
 
 }  // namespace tessera

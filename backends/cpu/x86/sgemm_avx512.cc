@@ -31,18 +31,22 @@ struct Vec {
 
 constexpr int kMr = 14, kNr = 32;
 
-void ukernel_14x32(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, const SgemmEpilogue& ep) {
-  __m512 acc[kMr][2];
+// The first R rows (R <= MR) of the 14 x 32 tile: an edge panel of A with fewer valid rows
+// (M = 128 is 9 panels of 14 and one of 2) costs R/14 of a full one instead of all of it.
+// The packed panel is still MR floats per p.
+template <int R>
+void ukernel_rx32(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, const SgemmEpilogue& ep) {
+  __m512 acc[R][2];
 #pragma GCC unroll 14
-  for (int i = 0; i < kMr; ++i) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
+  for (int i = 0; i < R; ++i) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
 #pragma GCC unroll 14
-  for (int i = 0; i < kMr; ++i)
+  for (int i = 0; i < R; ++i)
     if (i < ep.rows) _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc), _MM_HINT_T0);
   for (int64_t p = 0; p < kc; ++p) {
     // acc[i][v] += a[p][i] * b[p][16v .. 16v+15]
     const __m512 b0 = _mm512_load_ps(b), b1 = _mm512_load_ps(b + 16);
 #pragma GCC unroll 14
-    for (int i = 0; i < kMr; ++i) {
+    for (int i = 0; i < R; ++i) {
       const __m512 ai = _mm512_set1_ps(a[i]);
       acc[i][0] = _mm512_fmadd_ps(ai, b0, acc[i][0]);
       acc[i][1] = _mm512_fmadd_ps(ai, b1, acc[i][1]);
@@ -72,7 +76,7 @@ void ukernel_14x32(int64_t kc, const float* a, const float* b, float* c, int64_t
     _mm512_mask_storeu_ps(c, m, r);
   };
 #pragma GCC unroll 14
-  for (int i = 0; i < kMr; ++i) {
+  for (int i = 0; i < R; ++i) {
     if (i >= ep.rows) break;
     float* ci = c + i * ldc;
     const __m512 rb = ep.row_bias ? _mm512_set1_ps(ep.row_bias[i]) : zero;
@@ -80,6 +84,15 @@ void ukernel_14x32(int64_t kc, const float* a, const float* b, float* c, int64_t
     finish(acc[i][0], b0, rb, zi, ci, m0);
     if (m1) finish(acc[i][1], b1, rb, zi ? zi + 16 : nullptr, ci + 16, m1);
   }
+}
+
+// The whole tile, or the first 2, 4, 7 or 10 rows when the edge panel has no more.
+void ukernel_14x32(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, const SgemmEpilogue& ep) {
+  if (ep.rows >= 11) return ukernel_rx32<14>(kc, a, b, c, ldc, ep);
+  if (ep.rows >= 8) return ukernel_rx32<10>(kc, a, b, c, ldc, ep);
+  if (ep.rows >= 5) return ukernel_rx32<7>(kc, a, b, c, ldc, ep);
+  if (ep.rows >= 3) return ukernel_rx32<4>(kc, a, b, c, ldc, ep);
+  return ukernel_rx32<2>(kc, a, b, c, ldc, ep);
 }
 
 }  // namespace
