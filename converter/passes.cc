@@ -43,17 +43,6 @@ void for_each_subgraph(Graph& g, F&& f) {
     }
 }
 
-/// Names that subgraphs of `g` (at any depth) read from enclosing scopes.
-void outer_names(const Graph& g, std::unordered_set<std::string>& out) {
-  for (const Value& v : g.values)
-    if (v.outer_scope) out.insert(v.name);
-  for (const Node& n : g.nodes)
-    for (const Attribute& a : n.attributes) {
-      if (a.g) outer_names(*a.g, out);
-      for (const auto& sg : a.graphs) outer_names(*sg, out);
-    }
-}
-
 Status constants_to_initializers(Graph& g, ConvertReport* report) {
   std::vector<Node> kept;
   for (Node& n : g.nodes) {
@@ -133,11 +122,7 @@ std::vector<int> use_counts(const Graph& g) {
       if (i >= 0) ++uses[i];
   for (int o : g.outputs) ++uses[o];
   std::unordered_set<std::string> outer;
-  for (const Node& n : g.nodes)
-    for (const Attribute& a : n.attributes) {
-      if (a.g) outer_names(*a.g, outer);
-      for (const auto& sg : a.graphs) outer_names(*sg, outer);
-    }
+  for (const Node& n : g.nodes) n.outer_reads(outer);
   for (const auto& name : outer) {
     int id = g.find_value(name);
     if (id >= 0) ++uses[id];
@@ -488,14 +473,11 @@ Status remove_dead(Graph& g, ConvertReport* report) {
     live_node[i] = 1;
     for (int in : n.inputs)
       if (in >= 0) live_value[in] = 1;
-    for (const Attribute& a : n.attributes) {
-      std::unordered_set<std::string> names;
-      if (a.g) outer_names(*a.g, names);
-      for (const auto& sg : a.graphs) outer_names(*sg, names);
-      for (const auto& name : names) {
-        int id = g.find_value(name);
-        if (id >= 0) live_value[id] = 1;
-      }
+    std::unordered_set<std::string> names;
+    n.outer_reads(names);
+    for (const auto& name : names) {
+      int id = g.find_value(name);
+      if (id >= 0) live_value[id] = 1;
     }
   }
   for (int i : g.inputs) live_value[i] = 1;

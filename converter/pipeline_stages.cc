@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <limits>
-#include <set>
+#include <unordered_set>
 
 namespace tessera {
 
@@ -12,26 +12,15 @@ bool is_param(const Value& v) {
   return v.initializer && v.initializer->dtype() == DType::kFloat32 && v.initializer->numel() > 1;
 }
 
-void outer_names(const Graph& g, std::set<std::string>& out) {
-  for (const Value& v : g.values)
-    if (v.outer_scope) out.insert(v.name);
-  for (const Node& n : g.nodes)
-    for (const Attribute& a : n.attributes) {
-      if (a.g) outer_names(*a.g, out);
-      for (const auto& sg : a.graphs) outer_names(*sg, out);
-    }
-}
-
 // The values of g node n reads: its inputs, and the values of g that its subgraphs (If
 // branches, Loop and Scan bodies, at any depth) read from the enclosing scope, which must
 // be in the node's stage as much as its inputs (a cut that missed them sent nothing).
 std::vector<int> reads(const Graph& g, const Node& n) {
   std::vector<int> r = n.inputs;
-  std::set<std::string> names;
-  for (const Attribute& a : n.attributes) {
-    if (a.g) outer_names(*a.g, names);
-    for (const auto& sg : a.graphs) outer_names(*sg, names);
-  }
+  std::unordered_set<std::string> seen;
+  n.outer_reads(seen);
+  std::vector<std::string> names(seen.begin(), seen.end());
+  std::sort(names.begin(), names.end());  // a fixed order, whatever the hash
   for (const std::string& name : names) {
     const int v = g.find_value(name);
     if (v >= 0 && std::find(r.begin(), r.end(), v) == r.end()) r.push_back(v);

@@ -173,6 +173,9 @@ std::string json_num(double v) {
 
 int main(int argc, char** argv) {
   CLI::App app{"tessera-finetune: train a .tsr model on .npz data"};
+  // A flag given twice takes its last value (as onnxruntime_perf_test and most CLIs do);
+  // repeatable options (--input) keep every value. Subcommands inherit this.
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   std::string model_path, train_path, val_path, out_path, metrics_path, ckpt_path, resume_path, freeze, optimizer = "sgd", loss = "ce";
   int epochs = 10, replace_head = 0;
   int64_t batch = 32, max_steps = -1, ckpt_every = 0, warmup = 0;

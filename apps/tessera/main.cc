@@ -17,9 +17,9 @@
 #include <sys/stat.h>
 
 #include "converter/converter.h"
+#include "converter/pipeline_stages.h"
 #include "converter/sharding.h"
 #include "npy.h"
-#include "pipeline_cmd.h"
 #include "tessera/session.h"
 #include "tessera/tsr_file.h"
 
@@ -206,18 +206,29 @@ Result<std::unique_ptr<Session>> open_session(const std::string& path, const std
 
 // ---- commands ----
 
-int cmd_convert(const std::string& in, const std::string& out, const ConvertOptions& opt, const std::string& shard) {
+int cmd_convert(const std::string& in, const std::string& out, const ConvertOptions& opt, const std::string& shard,
+                int stages) {
   auto t0 = Clock::now();
   ConvertReport rep;
   ShardReport srep;
   Status s;
-  if (shard.empty()) {
+  std::string cut_lines;
+  if (shard.empty() && stages == 0) {
     s = convert_onnx_file(in, out, opt, &rep);
-  } else {  // --shard tp=N: the sharding annotations before the file is written
-    auto tp = parse_shard_spec(shard);
+  } else {  // --shard tp=N, --pipeline-stages P: annotations made before the file is written
+    auto tp = shard.empty() ? Result<int>(0) : parse_shard_spec(shard);
     auto m = tp.is_ok() ? import_onnx(in, opt, &rep) : Result<std::shared_ptr<Model>>(tp.status());
     s = m.is_ok() ? optimize_model(**m, opt, &rep) : m.status();
-    if (s.is_ok()) s = annotate_tensor_parallel(**m, *tp, &srep);
+    if (s.is_ok() && !shard.empty()) s = annotate_tensor_parallel(**m, *tp, &srep);
+    if (s.is_ok() && stages > 0) {
+      auto cut = cut_pipeline((*m)->graph, stages);
+      if (!cut.is_ok()) {
+        s = invalid_argument("--pipeline-stages " + std::to_string(stages) + ": " + cut.status().message());
+      } else {
+        apply_pipeline_cut((*m)->graph, *cut);
+        cut_lines = cut->describe((*m)->graph);
+      }
+    }
     if (s.is_ok()) s = write_tsr_file(**m, out);
   }
   if (!s.is_ok()) return fail(s);
@@ -233,6 +244,7 @@ int cmd_convert(const std::string& in, const std::string& out, const ConvertOpti
                 shard.c_str(), srep.pairs, srep.pairs - srep.attention, srep.attention, srep.embeddings);
     for (const std::string& l : srep.lines) std::printf("    %s\n", l.c_str());
   }
+  if (stages > 0) std::printf("pipeline: %d stages (parameter bytes balanced)\n%s", stages, cut_lines.c_str());
   return 0;
 }
 
@@ -467,6 +479,9 @@ namespace {
 int tessera_main(int argc, char** argv) {
   using namespace tessera;
   CLI::App app{"tessera: convert ONNX models to .tsr and run them"};
+  // A flag given twice takes its last value (as onnxruntime_perf_test and most CLIs do);
+  // repeatable options (--input) keep every value. Subcommands inherit this.
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   app.set_version_flag("--version", std::string("tessera ") + TESSERA_VERSION + " (format TSR1 v" +
                                         std::to_string(kTsrFormatVersion) + ")");
   app.require_subcommand(1);
@@ -545,8 +560,7 @@ int tessera_main(int argc, char** argv) {
     copt.fold_constants = !no_fold;
     copt.fold_batchnorm = !no_bn;
     copt.remove_dead = !no_dce;
-    const int rc = cmd_convert(conv_in, conv_out, copt, conv_shard);
-    return rc != 0 || pipeline_stages == 0 ? rc : cmd_pipeline_stages(conv_out, pipeline_stages);
+    return cmd_convert(conv_in, conv_out, copt, conv_shard, pipeline_stages);
   }
   if (*inspect) return cmd_inspect(insp_path, insp_json);
   if (*exportc) {

@@ -10,7 +10,7 @@
 #include "backends/cuda/cuda_backend.h"
 #include "backends/unary_math.h"
 #include "backends/cuda/cuda_kernels.h"
-#include "runtime/ops/resize_attrs.h"
+#include "backends/gpu_resize.h"
 #include "runtime/ops/softmax_layout.h"
 #include "runtime/ops/spatial_attrs.h"
 
@@ -458,45 +458,14 @@ Result<std::unique_ptr<Kernel>> make_pool(const CudaContext& c, const CompileCon
 }
 
 Result<std::unique_ptr<Kernel>> make_resize(const CudaContext& c, const CompileContext& ctx) {
-  if (!ctx.has_input(0) || ctx.input(0).dtype != DType::kFloat32 || ctx.outputs[0].dtype != DType::kFloat32) return decline();
-  const Shape& xs = ctx.input(0).shape;
-  if (xs.size() != 4) return decline();
-  Result<ResizeParams> rp = ctx.node.op_type == "Upsample"
-                                ? upsample_params(ctx.node, xs, ctx.has_input(1) ? &ctx.input(1) : nullptr)
-                                : resize_params(ctx.node, xs, ctx.has_input(1) ? &ctx.input(1) : nullptr,
-                                                ctx.has_input(2) ? &ctx.input(2) : nullptr,
-                                                ctx.has_input(3) ? &ctx.input(3) : nullptr);
-  if (!rp.is_ok()) return decline();
-  const ResizeParams& p = rp.value();
-  using P = ResizeParams;
-  if (p.mode == P::Mode::kCubic || p.antialias || p.out.size() != 4) return decline();
-  if (p.out[0] != xs[0] || p.out[1] != xs[1] || p.scales[0] != 1.f || p.scales[1] != 1.f) return decline();
+  GpuResize2d g;
+  if (!gpu_resize2d_of(ctx, &g)) return decline();
   Resize2d r;
-  r.planes = xs[0] * xs[1];
-  r.h = xs[2];
-  r.w = xs[3];
-  r.oh = p.out[2];
-  r.ow = p.out[3];
-  r.scale_h = p.scales[2];
-  r.scale_w = p.scales[3];
-  r.linear = p.mode == P::Mode::kLinear;
-  switch (p.coord) {
-    case P::Coord::kHalfPixel: r.coord_mode = 0; break;
-    case P::Coord::kAsymmetric: r.coord_mode = 1; break;
-    case P::Coord::kAlignCorners: r.coord_mode = 2; break;
-    case P::Coord::kPytorchHalfPixel: r.coord_mode = 3; break;
-    case P::Coord::kTfHalfPixelForNn: r.coord_mode = 4; break;
-    case P::Coord::kHalfPixelSymmetric: r.coord_mode = 5; break;
-    default: return decline();
-  }
-  switch (p.nearest) {
-    case P::Nearest::kRoundPreferFloor: r.nearest_mode = 0; break;
-    case P::Nearest::kRoundPreferCeil: r.nearest_mode = 1; break;
-    case P::Nearest::kFloor: r.nearest_mode = 2; break;
-    case P::Nearest::kCeil: r.nearest_mode = 3; break;
-    case P::Nearest::kSimple: r.nearest_mode = 4; break;
-  }
-  if (r.h <= 0 || r.w <= 0) return decline();
+  r.planes = g.planes, r.h = g.h, r.w = g.w, r.oh = g.oh, r.ow = g.ow;
+  r.scale_h = g.scale_h, r.scale_w = g.scale_w;
+  r.linear = g.linear;
+  r.coord_mode = g.coord;
+  r.nearest_mode = g.nearest;
   const CudaContext* cp = &c;
   return launch_kernel(ctx, [cp, r](const KernelContext& k) {
     return launch_resize2d_f32(k.input(0).data_as<float>(), k.output(0).data_as<float>(), r, cp->stream);

@@ -8,8 +8,8 @@
 #include <cmath>
 
 #include "backends/cpu/ref/ref_util.h"
+#include "backends/gpu_resize.h"
 #include "backends/vulkan/vk_backend.h"
-#include "runtime/ops/resize_attrs.h"
 #include "runtime/ops/shape_params.h"
 #include "runtime/ops/softmax_layout.h"
 #include "runtime/ops/spatial_attrs.h"
@@ -462,41 +462,15 @@ struct ResizePush {
 };
 
 Result<std::unique_ptr<Kernel>> make_resize(VulkanBackend* b, const CompileContext& ctx) {
-  if (!ctx.has_input(0) || ctx.input(0).dtype != DType::kFloat32 || ctx.outputs[0].dtype != DType::kFloat32) return decline();
-  const Shape& xs = ctx.input(0).shape;
-  if (xs.size() != 4 || !fits(numel(xs)) || !fits(numel(ctx.outputs[0].shape))) return decline();
-  Result<ResizeParams> rp = ctx.node.op_type == "Upsample"
-                                ? upsample_params(ctx.node, xs, ctx.has_input(1) ? &ctx.input(1) : nullptr)
-                                : resize_params(ctx.node, xs, ctx.has_input(1) ? &ctx.input(1) : nullptr,
-                                                ctx.has_input(2) ? &ctx.input(2) : nullptr,
-                                                ctx.has_input(3) ? &ctx.input(3) : nullptr);
-  if (!rp.is_ok()) return decline();
-  const ResizeParams& r = rp.value();
-  using RP = ResizeParams;
-  if (r.mode == RP::Mode::kCubic || r.antialias || r.out.size() != 4) return decline();
-  if (r.out[0] != xs[0] || r.out[1] != xs[1] || r.scales[0] != 1.f || r.scales[1] != 1.f) return decline();
+  GpuResize2d r;
+  if (!gpu_resize2d_of(ctx, &r) || !fits(numel(ctx.input(0).shape)) || !fits(numel(ctx.outputs[0].shape))) return decline();
   ResizePush p{};
-  p.H = u32(xs[2]), p.W = u32(xs[3]), p.OH = u32(r.out[2]), p.OW = u32(r.out[3]);
-  p.n = u32(xs[0] * xs[1] * r.out[2] * r.out[3]);
-  p.scale_h = r.scales[2], p.scale_w = r.scales[3];
-  p.linear = r.mode == RP::Mode::kLinear;
-  switch (r.coord) {
-    case RP::Coord::kHalfPixel: p.coord = 0; break;
-    case RP::Coord::kAsymmetric: p.coord = 1; break;
-    case RP::Coord::kAlignCorners: p.coord = 2; break;
-    case RP::Coord::kPytorchHalfPixel: p.coord = 3; break;
-    case RP::Coord::kTfHalfPixelForNn: p.coord = 4; break;
-    case RP::Coord::kHalfPixelSymmetric: p.coord = 5; break;
-    default: return decline();
-  }
-  switch (r.nearest) {
-    case RP::Nearest::kRoundPreferFloor: p.nearest = 0; break;
-    case RP::Nearest::kRoundPreferCeil: p.nearest = 1; break;
-    case RP::Nearest::kFloor: p.nearest = 2; break;
-    case RP::Nearest::kCeil: p.nearest = 3; break;
-    case RP::Nearest::kSimple: p.nearest = 4; break;
-  }
-  if (p.H == 0 || p.W == 0) return decline();
+  p.H = u32(r.h), p.W = u32(r.w), p.OH = u32(r.oh), p.OW = u32(r.ow);
+  p.n = u32(r.planes * r.oh * r.ow);
+  p.scale_h = r.scale_h, p.scale_w = r.scale_w;
+  p.linear = r.linear;
+  p.coord = r.coord;
+  p.nearest = r.nearest;
   TSR_RETURN_IF_ERROR(b->device()->pipeline(Shader::kResize).status());
   return make_fn_kernel([b, p](const KernelContext& k) -> Status {
     ResizePush q = p;

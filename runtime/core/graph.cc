@@ -40,6 +40,21 @@ std::string Node::describe() const {
   return d + " node '" + name + "'";
 }
 
+namespace {
+void outer_reads_of(const Graph& g, std::unordered_set<std::string>& out) {
+  for (const Value& v : g.values)
+    if (v.outer_scope) out.insert(v.name);
+  for (const Node& n : g.nodes) n.outer_reads(out);
+}
+}  // namespace
+
+void Node::outer_reads(std::unordered_set<std::string>& out) const {
+  for (const Attribute& a : attributes) {
+    if (a.g) outer_reads_of(*a.g, out);
+    for (const auto& sg : a.graphs) outer_reads_of(*sg, out);
+  }
+}
+
 std::string Placement::describe() const {
   switch (kind) {
     case PlacementKind::kBroadcast: return "B";

@@ -257,6 +257,14 @@ def case_unknown_flag(binary, models_dir, work):
     rc, out = tessera(binary, "run", tsr, *write_inputs(work, inputs),
                       "--output-dir", os.path.join(work, "out"), "--no-such-flag")
     expect_clean_error(rc, out, ["--no-such-flag"])
+    # A flag given twice is not an error: the last value wins (the JSON line says which).
+    rc, out = tessera(binary, "bench", tsr, *write_inputs(work, inputs), "--runs", "1", "--warmup", "0",
+                      "--threads", "1", "--threads", "2", "--json")
+    if rc != 0:
+        raise Failure(f"--threads given twice: exit {rc}:\n{out}")
+    if '"threads_requested":2' not in out:
+        raise Failure(f"--threads 1 --threads 2 did not take the last value:\n{out}")
+    print("ok: --threads 1 --threads 2 runs with 2")
 
 
 CASES = {name[len("case_"):]: fn for name, fn in globals().items() if name.startswith("case_")}

@@ -25,6 +25,7 @@ Reuses dp_test.py's model (a small transformer-style MLP block), data and helper
   --case kill / hang: rank 1 of a pp=2 run killed (SIGKILL) or stopped (SIGSTOP) mid-run:
       the others exit non-zero within the timeout, naming rank 1 (dp_test's fault cases).
   --case too_small: a 2-node model cut into 5 stages: `tessera convert --pipeline-stages 5`
+      (no file, and no "converted" line: the cut is made before the write)
       and `mpirun -np 5 tessera-finetune --parallel pp=5` fail naming why; so do a wrong world
       size, --micro-batches without pp, a bad --schedule and --zero with pp.
 Exit 77 (skip) without onnx.
@@ -225,6 +226,9 @@ def case_too_small(args):
     fail = check_bad_inputs(cases)
     if os.path.exists(os.path.join(work, "t5.tsr")):
         fail.append("convert left a file behind")
+    r = run(cases[0][1], check=False)
+    if "converted" in r.stdout:  # the cut is made before the file is written, and fails first
+        fail.append(f"convert printed 'converted' before failing:\n{r.stdout}")
     return finish(fail)
 
 

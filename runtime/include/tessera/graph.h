@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "tessera/status.h"
@@ -78,6 +79,10 @@ struct Node {
   std::vector<float> attr_floats(const std::string& n, const std::vector<float>& def = {}) const;
   /// "Conv 'conv1'" — how errors name a node.
   std::string describe() const;
+  /// Adds to `out` the names of the enclosing-scope values that this node's subgraphs (If
+  /// branches, Loop and Scan bodies, at any depth) read: values the node uses besides its
+  /// inputs.
+  void outer_reads(std::unordered_set<std::string>& out) const;
 };
 
 struct Graph {

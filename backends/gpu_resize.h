@@ -1,0 +1,68 @@
+// The 2-D Resize of the GPU backends (the CUDA kernel launch_resize2d_f32 and the Vulkan
+// shader resize.comp): which Resize and Upsample nodes they take, and the mode codes their
+// kernels switch on. One reading for both backends, as backends/unary_math.h is for the
+// unary ops.
+#pragma once
+
+#include <cstdint>
+
+#include "backends/backend.h"
+#include "runtime/ops/resize_attrs.h"
+
+namespace tessera {
+
+/// A 4-D NCHW float Resize (ONNX Resize-10/11/13/18/19) or Upsample (-7/9) that resizes H
+/// and W only, by nearest or (bi)linear interpolation: input planes of h x w, output planes
+/// of oh x ow, the scales (output / input) of H and W, and the kernels' codes:
+///   coord:   0 half_pixel, 1 asymmetric, 2 align_corners, 3 pytorch_half_pixel,
+///            4 tf_half_pixel_for_nearest, 5 half_pixel_symmetric;
+///   nearest: 0 round_prefer_floor, 1 round_prefer_ceil, 2 floor, 3 ceil, 4 simple (Upsample).
+struct GpuResize2d {
+  int64_t planes = 0, h = 0, w = 0, oh = 0, ow = 0;
+  float scale_h = 1.f, scale_w = 1.f;
+  bool linear = false;
+  int coord = 0, nearest = 0;
+};
+
+/// Reads the node (its scales or sizes must be plan-time constants) into `out`. False for
+/// any other Resize (cubic, antialias, N or C resized, tf_crop_and_resize, another rank or
+/// dtype, an empty plane): the backend then declines and the node runs on the CPU.
+inline bool gpu_resize2d_of(const CompileContext& ctx, GpuResize2d* out) {
+  if (!ctx.has_input(0) || ctx.input(0).dtype != DType::kFloat32 || ctx.outputs[0].dtype != DType::kFloat32) return false;
+  const Shape& xs = ctx.input(0).shape;
+  if (xs.size() != 4) return false;
+  const auto in = [&ctx](size_t i) { return ctx.has_input(i) ? &ctx.input(i) : nullptr; };
+  Result<ResizeParams> rp =
+      ctx.node.op_type == "Upsample" ? upsample_params(ctx.node, xs, in(1)) : resize_params(ctx.node, xs, in(1), in(2), in(3));
+  if (!rp.is_ok()) return false;
+  const ResizeParams& p = rp.value();
+  using P = ResizeParams;
+  if (p.mode == P::Mode::kCubic || p.antialias || p.out.size() != 4) return false;
+  if (p.out[0] != xs[0] || p.out[1] != xs[1] || p.scales[0] != 1.f || p.scales[1] != 1.f) return false;
+  GpuResize2d r;
+  r.planes = xs[0] * xs[1];
+  r.h = xs[2], r.w = xs[3], r.oh = p.out[2], r.ow = p.out[3];
+  r.scale_h = p.scales[2], r.scale_w = p.scales[3];
+  r.linear = p.mode == P::Mode::kLinear;
+  switch (p.coord) {
+    case P::Coord::kHalfPixel: r.coord = 0; break;
+    case P::Coord::kAsymmetric: r.coord = 1; break;
+    case P::Coord::kAlignCorners: r.coord = 2; break;
+    case P::Coord::kPytorchHalfPixel: r.coord = 3; break;
+    case P::Coord::kTfHalfPixelForNn: r.coord = 4; break;
+    case P::Coord::kHalfPixelSymmetric: r.coord = 5; break;
+    default: return false;
+  }
+  switch (p.nearest) {
+    case P::Nearest::kRoundPreferFloor: r.nearest = 0; break;
+    case P::Nearest::kRoundPreferCeil: r.nearest = 1; break;
+    case P::Nearest::kFloor: r.nearest = 2; break;
+    case P::Nearest::kCeil: r.nearest = 3; break;
+    case P::Nearest::kSimple: r.nearest = 4; break;
+  }
+  if (r.h <= 0 || r.w <= 0) return false;
+  *out = r;
+  return true;
+}
+
+}  // namespace tessera
