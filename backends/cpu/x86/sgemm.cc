@@ -160,6 +160,16 @@ void scale_only(const SgemmArgs& g, int64_t m0, int64_t m1, int64_t n0, int64_t 
   }
 }
 
+// The block size for `extent` elements in blocks of at most `max_block` (a multiple of
+// `unit`): as few blocks as that allows, of nearly equal sizes rounded up to the unit, so
+// no block is a sliver (M = 1024 with MC = 336: 266, 266, 266, 226, not 336, 336, 336, 16,
+// whose last block would load every packed panel of B for 16 rows).
+int64_t balanced_block(int64_t extent, int64_t max_block, int64_t unit) {
+  if (extent <= max_block) return max_block;
+  const int64_t blocks = (extent + max_block - 1) / max_block;
+  return round_up((extent + blocks - 1) / blocks, unit);
+}
+
 // C[m0:m1, n0:n1] on one thread with its own packing buffers.
 void sgemm_part(const SgemmArgs& g, const SgemmKernelInfo& ki, const ScratchLayout& lay, uint8_t* scratch, int64_t m0,
                 int64_t m1, int64_t n0, int64_t n1) {
@@ -173,16 +183,19 @@ void sgemm_part(const SgemmArgs& g, const SgemmKernelInfo& ki, const ScratchLayo
   const int64_t b_rs = g.trans_b ? 1 : g.ldb, b_cs = g.trans_b ? g.ldb : 1;
   // Sigmoid and Tanh are applied after the micro-kernel; the other activations inside it.
   const bool post_act = !kernel_applies(g.act.kind);
-  for (int64_t jc = n0; jc < n1; jc += ki.nc) {
-    const int64_t nc = std::min<int64_t>(ki.nc, n1 - jc);
+  // MC and NC balanced over this part (KC stays fixed: pre-packed operands are laid out
+  // in KC blocks).
+  const int64_t mc_max = balanced_block(m1 - m0, ki.mc, mr), nc_max = balanced_block(n1 - n0, ki.nc, nr);
+  for (int64_t jc = n0; jc < n1; jc += nc_max) {
+    const int64_t nc = std::min<int64_t>(nc_max, n1 - jc);
     for (int64_t pc = 0; pc < g.k; pc += ki.kc) {
       const int64_t kc = std::min<int64_t>(ki.kc, g.k - pc);
       const bool first = pc == 0, last = pc + kc == g.k;
       const float* bblock = pb;
       if (g.packed_b) bblock = g.packed_b + pc * round_up(g.n, nr) + jc * kc;  // see sgemm_pack_b
       else pack_b(g.b + pc * b_rs + jc * b_cs, b_rs, b_cs, kc, nc, nr, pb);
-      for (int64_t ic = m0; ic < m1; ic += ki.mc) {
-        const int64_t mc = std::min<int64_t>(ki.mc, m1 - ic);
+      for (int64_t ic = m0; ic < m1; ic += mc_max) {
+        const int64_t mc = std::min<int64_t>(mc_max, m1 - ic);
         const float* ablock = pa;
         if (g.packed_a) ablock = g.packed_a + pc * round_up(g.m, mr) + ic * kc;  // see sgemm_pack_a
         else pack_a(g.a + ic * a_rs + pc * a_cs, a_rs, a_cs, mc, kc, mr, pa);
