@@ -12,7 +12,7 @@ namespace {
 // Set on pool workers and on a caller while it runs a job: a nested parallel_for runs inline.
 thread_local bool t_in_parallel = false;
 
-// How long a worker polls for the next job, and a caller for the workers, before sleeping.
+// How long a caller polls for the workers to finish before sleeping.
 constexpr auto kSpin = std::chrono::microseconds(200);
 
 inline void cpu_relax() {
@@ -73,13 +73,10 @@ void ThreadPool::worker(int index) {
   uint64_t seen = 0;
   auto news = [&] { return stop_.load(std::memory_order_acquire) || generation_.load(std::memory_order_acquire) != seen; };
   for (;;) {
-    if (!spin_until(news)) {
-      std::unique_lock<std::mutex> lock(mu_);
-      start_cv_.wait(lock, news);
-    }
-    // The job's fields and its generation together, under mu_ (a worker that a job did not
-    // need may look late, while the caller already writes the next job).
+    // The job's fields and its generation are read together under mu_ (a worker that a
+    // job did not need may look late, while the caller already writes the next job).
     std::unique_lock<std::mutex> lock(mu_);
+    start_cv_.wait(lock, news);
     if (stop_.load(std::memory_order_acquire)) return;
     seen = generation_.load(std::memory_order_acquire);
     if (index >= chunks_) continue;  // this job has fewer chunks than threads

@@ -9,13 +9,13 @@
 // long as the Session, so a run creates no threads and allocates nothing. The calling
 // thread takes part in the work: a pool of T threads starts T - 1 workers.
 //
-// Waiting: after a job, a worker polls for the next one for kSpinMicros (with the CPU's
-// pause hint) before it sleeps on a condition variable, and the caller polls for the
-// workers to finish the same way before it sleeps. A model's kernels call the pool back
-// to back, tens of microseconds apart: waking a sleeping thread costs about that much on a
-// loaded machine (MobileNetV2's 7x7 layers ran slower on 2 threads than on 1 with
-// sleep-only waits), and polling between them costs a core for that long. onnxruntime's
-// pool spins the same way by default.
+// Waiting: the caller, once its own chunk is done, polls for the workers to finish for up
+// to 200 us (with the CPU's pause hint) before it sleeps on a condition variable: most
+// jobs' chunks end within microseconds of each other, and a sleeping caller costs a
+// wake-up. Workers sleep between jobs. Workers that polled for the next job too (200 us,
+// as onnxruntime's pool spins) made 2-thread MobileNetV2 5-10% faster but Silero VAD, whose
+// parallel kernels are separated by many small serial ones, 1.5-2x slower on this 2-vCPU
+// virtual machine (a polling vCPU takes host time the main thread needs), so they do not.
 #pragma once
 
 #include <atomic>
