@@ -44,6 +44,25 @@ struct PadParams {
 };
 Result<PadParams> resolve_pad(const Node& node, const Shape& data, const ConstIntInputs& in);
 
+/// The input coordinate that Pad reads for the unfolded coordinate i (output coordinate
+/// minus begin) along an axis of n >= 1 elements: i itself inside [0, n); outside it, by
+/// `mode`: edge clamps, reflect folds with period 2(n - 1) (numpy "reflect"; n == 1 gives
+/// 0), wrap takes i mod n, and constant gives -1 (the pad value).
+inline int64_t pad_source_index(int64_t i, int64_t n, PadParams::Mode mode) {
+  if (i >= 0 && i < n) return i;
+  switch (mode) {
+    case PadParams::Mode::kEdge: return i < 0 ? 0 : n - 1;
+    case PadParams::Mode::kWrap: return ((i % n) + n) % n;
+    case PadParams::Mode::kReflect: {
+      if (n == 1) return 0;
+      const int64_t period = 2 * (n - 1);
+      const int64_t m = ((i % period) + period) % period;
+      return m < n ? m : period - m;
+    }
+    default: return -1;  // constant
+  }
+}
+
 /// Reduce* (ReduceSum opset 1, 11, 13; others 1, 11, 13, 18): which axes are reduced and
 /// the output shape. `noop` (noop_with_empty_axes with no axes) means the output is the input.
 struct ReduceParams {

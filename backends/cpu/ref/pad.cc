@@ -3,29 +3,14 @@
 //   constant: the element is the pad value;
 //   edge:     i = clamp(i, 0, n-1);
 //   reflect:  i folded with period 2(n-1) (numpy "reflect"; n == 1 gives 0);
-//   wrap:     i = i mod n.
+//   wrap:     i = i mod n
+// (pad_source_index, runtime/ops/shape_params.h, shared with the row-wise x86 kernel).
 #include <type_traits>
 
 #include "backends/cpu/ref/ref_util.h"
 
 namespace tessera::ref {
 
-namespace {
-int64_t fold_index(int64_t i, int64_t n, PadParams::Mode mode) {
-  if (i >= 0 && i < n) return i;
-  switch (mode) {
-    case PadParams::Mode::kEdge: return i < 0 ? 0 : n - 1;
-    case PadParams::Mode::kWrap: return ((i % n) + n) % n;
-    case PadParams::Mode::kReflect: {
-      if (n == 1) return 0;
-      const int64_t period = 2 * (n - 1);
-      int64_t m = ((i % period) + period) % period;
-      return m < n ? m : period - m;
-    }
-    default: return -1;  // constant
-  }
-}
-}  // namespace
 
 Result<std::unique_ptr<Kernel>> make_Pad(const CompileContext& ctx) {
   TSR_ASSIGN_OR_RETURN(PadParams p, resolve_pad(ctx.node, ctx.input(0).shape, const_inputs_of(ctx)));
@@ -47,7 +32,7 @@ Result<std::unique_ptr<Kernel>> make_Pad(const CompileContext& ctx) {
         bool inside = true;
         for (size_t k2 = 0; k2 < r; ++k2) {
           const size_t a = r - 1 - k2;
-          const int64_t i = fold_index(rem % p.out[a] - p.begin[a], in[a], p.mode);
+          const int64_t i = pad_source_index(rem % p.out[a] - p.begin[a], in[a], p.mode);
           rem /= p.out[a];
           if (i < 0) { inside = false; break; }
           off += i * stride;

@@ -1,13 +1,13 @@
-// Pad (ONNX Pad-1/2/11/13/18/19/21), every numeric dtype and mode, by output rows: the
-// same mapping as the reference (backends/cpu/ref/pad.cc): output coordinate c[a] reads
-// input coordinate fold(c[a] - begin[a]) (constant: outside -> the pad value; edge: clamp;
-// reflect: numpy "reflect"; wrap: mod n), but worked out once per row of the last axis
-// instead of once per element per axis:
-//   - the outer coordinates of a row fold to one input row (or to none: a row of pad values);
+// Pad (ONNX Pad-1/2/11/13/18/19/21), every numeric dtype and mode, by output rows, with the
+// reference's mapping (backends/cpu/ref/pad.cc): output coordinate c[a] reads input
+// coordinate pad_source_index(c[a] - begin[a]) (runtime/ops/shape_params.h: constant:
+// outside -> the pad value; edge: clamp; reflect: numpy "reflect"; wrap: mod n), but
+// worked out once per row of the last axis instead of once per element per axis:
+//   - the outer coordinates of a row map to one input row (or to none: a row of pad values);
 //   - along the last axis, the output columns [lo, hi) read the input columns
 //     [lo - begin, hi - begin) and are copied with memcpy; the columns before lo and from hi
-//     on read through a table of folded indices made at plan time (-1: the pad value).
-// Negative pads (crops) need nothing special: fold() maps each kept output coordinate to its
+//     on read through a table of source columns made at plan time (-1: the pad value).
+// Negative pads (crops) need nothing special: each kept output coordinate maps to its
 // input coordinate. ISA-independent: built on x86-64 and aarch64.
 #include <algorithm>
 #include <cstring>
@@ -20,22 +20,6 @@
 namespace tessera::x86 {
 
 namespace {
-
-// As ref/pad.cc: the input coordinate read by output coordinate i + begin, or -1.
-int64_t fold(int64_t i, int64_t n, PadParams::Mode mode) {
-  if (i >= 0 && i < n) return i;
-  switch (mode) {
-    case PadParams::Mode::kEdge: return i < 0 ? 0 : n - 1;
-    case PadParams::Mode::kWrap: return ((i % n) + n) % n;
-    case PadParams::Mode::kReflect: {
-      if (n == 1) return 0;
-      const int64_t period = 2 * (n - 1);
-      const int64_t m = ((i % period) + period) % period;
-      return m < n ? m : period - m;
-    }
-    default: return -1;
-  }
-}
 
 struct PadPlan {
   PadParams p;
@@ -58,7 +42,7 @@ void run_rows(const PadPlan& pl, const T* x, T* y, T value) {
     int64_t rem = row, off = 0;
     bool inside = true;
     for (size_t a = last; a-- > 0;) {
-      const int64_t i = fold(rem % pl.p.out[a] - pl.p.begin[a], pl.in[a], pl.p.mode);
+      const int64_t i = pad_source_index(rem % pl.p.out[a] - pl.p.begin[a], pl.in[a], pl.p.mode);
       rem /= pl.p.out[a];
       if (i < 0) {
         inside = false;
@@ -94,7 +78,7 @@ Result<std::unique_ptr<Kernel>> make_Pad(const CompileContext& ctx) {
   const size_t last = in.size() - 1;
   const int64_t out_cols = pl.p.out[last], n = in[last], begin = pl.p.begin[last];
   pl.col_src.resize(static_cast<size_t>(out_cols));
-  for (int64_t j = 0; j < out_cols; ++j) pl.col_src[static_cast<size_t>(j)] = fold(j - begin, n, pl.p.mode);
+  for (int64_t j = 0; j < out_cols; ++j) pl.col_src[static_cast<size_t>(j)] = pad_source_index(j - begin, n, pl.p.mode);
   // The columns that read inside the input unfolded: j - begin in [0, n).
   pl.lo = std::clamp<int64_t>(begin, 0, out_cols);
   pl.hi = std::clamp<int64_t>(begin + n, 0, out_cols);
