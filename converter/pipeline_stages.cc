@@ -156,7 +156,7 @@ Result<PipelineCut> cut_pipeline(const Graph& g, int stages, const std::vector<s
                           " of them the first to read a parameter, " + std::to_string(cut_points) +
                           " cut points between them; every stage needs a node with parameters)";
   if (readers < stages)
-    return invalid_argument("pipeline stages: the model cannot be cut into " + std::to_string(stages) + " stages" + why);
+    return invalid_argument("pipeline stages: the model cannot be cut into " + std::to_string(stages) + (stages == 1 ? " stage" : " stages") + why);
   // best[k][j]: (largest stage bytes, crossing values) of the first j nodes in k stages.
   using Score = std::pair<int64_t, int64_t>;
   const Score kInf = {std::numeric_limits<int64_t>::max(), 0};
@@ -175,7 +175,7 @@ Result<PipelineCut> cut_pipeline(const Graph& g, int stages, const std::vector<s
         }
       }
   if (best[stages][n] == kInf)
-    return invalid_argument("pipeline stages: the model cannot be cut into " + std::to_string(stages) + " stages" + why);
+    return invalid_argument("pipeline stages: the model cannot be cut into " + std::to_string(stages) + (stages == 1 ? " stage" : " stages") + why);
   PipelineCut cut;
   cut.stages = stages;
   cut.node_stage.assign(n, 0);

@@ -381,7 +381,10 @@ int cmd_run(const std::string& path, const InputArgs& ia, const std::string& out
 void print_profile(const Session& s) {
   uint64_t runs = 0;
   std::vector<StepProfile> prof = s.profile(&runs);
-  if (prof.empty() || runs == 0) return;
+  if (prof.empty() || runs == 0) {
+    std::printf("profile: no steps ran (the planner computed every output at plan time)\n");
+    return;
+  }
   double total = 0;
   std::map<std::string, std::pair<double, int>> by_op;
   for (const StepProfile& p : prof) {

@@ -236,8 +236,8 @@ void Session::set_profiling(bool on) {
 namespace {
 
 /// Appends the steps of `plan` to `out`, each named `prefix` + its node; a control-flow
-/// step (If, Loop, Scan) is followed by the steps of its sub-plans (their times summed over
-/// every time the branch or body ran) and keeps only its own time: its total less theirs
+/// step (If, Loop, Scan) is followed by the steps of those of its sub-plans that ran (their
+/// times summed over every time the branch or body ran) and keeps only its own time: its total less theirs
 /// (choosing the branch, moving the loop's carried values and outputs).
 void collect_profile(const Plan& plan, const std::string& prefix, std::vector<StepProfile>& out) {
   for (size_t i = 0; i < plan.steps.size(); ++i) {
@@ -245,10 +245,11 @@ void collect_profile(const Plan& plan, const std::string& prefix, std::vector<St
     const size_t at = out.size();
     out.push_back({prefix + st.node->describe(), st.node->op_type, st.backend, static_cast<double>(plan.step_ns[i]) / 1e6});
     const std::string inner = prefix + st.node->describe() + " > ";
+    // Only sub-plans that ran (an If's other branch may never have been taken).
     if (st.if_step) {
       for (const auto& b : st.if_step->branch)
-        if (b) collect_profile(*b, inner, out);
-    } else if (st.loop_step && st.loop_step->body) {
+        if (b && b->profiled_runs > 0) collect_profile(*b, inner, out);
+    } else if (st.loop_step && st.loop_step->body && st.loop_step->body->profiled_runs > 0) {
       collect_profile(*st.loop_step->body, inner, out);
     }
     double children = 0;

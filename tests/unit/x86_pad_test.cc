@@ -2,7 +2,7 @@
 // reference (ref/pad.cc): bit-exact, every mode (constant, reflect, edge, wrap), positive,
 // zero and negative pads (crops) on each axis, pads wider than the input (reflect folding
 // more than once, wrap going round), rank 1 to 4, float32, int64, uint8 and bool data,
-// the opset-2 `pads`/`value` attributes and the opset-11+ inputs (constant value given or
+// float16 and bfloat16 (against the float32 reference), the opset-2 `pads`/`value` attributes and the opset-11+ inputs (constant value given or
 // omitted), and Silero VAD's reflect pad of a batch of audio chunks.
 #include <gtest/gtest.h>
 
@@ -12,6 +12,7 @@
 
 #include "backends/cpu/x86/x86_kernels.h"
 #include "op_test_util.h"
+#include "tessera/half.h"
 
 namespace tessera {
 namespace {
@@ -92,6 +93,13 @@ TEST(PadX86, MatchesReferenceEveryModeAndPadding) {
   check(random_float({2, 3}, rng), {2, 4, 3, 5}, "edge", nullptr, "edge wider than the input");
 }
 
+/// A float16 or bfloat16 tensor from raw 16-bit words.
+Tensor bits16(DType dt, const Shape& shape, const std::vector<uint16_t>& bits) {
+  Tensor t = std::move(Tensor::allocate(dt, shape)).value();
+  std::memcpy(t.data(), bits.data(), bits.size() * sizeof(uint16_t));
+  return t;
+}
+
 TEST(PadX86, OtherDtypesAndTheOldAttributes) {
   std::mt19937 rng(6);
   std::vector<int64_t> iv(24);
@@ -105,6 +113,41 @@ TEST(PadX86, OtherDtypesAndTheOldAttributes) {
   const Tensor xb = make_tensor<uint8_t>({3, 5}, bv);
   check(xb, {1, 2, 0, 3}, "edge", nullptr, "uint8 edge");
   check(xb, {2, 1, 3, 4}, "wrap", nullptr, "uint8 wrap");
+
+  // float16 and bfloat16 (the reference has no 16-bit float Pad): against the reference's
+  // float32 result converted (padding only moves values, so conversion is exact), with the
+  // pad value given as input 2 and as the opset-2 attribute.
+  for (bool half : {true, false}) {
+    const Tensor xf = random_float({3, 4}, rng);
+    std::vector<uint16_t> bits;
+    for (float f : to_vector<float>(xf)) bits.push_back(half ? float_to_half(f) : float_to_bfloat16(f));
+    const DType dt = half ? DType::kFloat16 : DType::kBFloat16;
+    Tensor x16 = bits16(dt, {3, 4}, bits);
+    const auto back = [&](float f) { return half ? half_to_float(float_to_half(f)) : bfloat16_to_float(float_to_bfloat16(f)); };
+    std::vector<float> rounded;
+    for (float f : to_vector<float>(xf)) rounded.push_back(back(f));
+    const Tensor xr = make_tensor<float>({3, 4}, rounded);
+    const Tensor p = make_tensor<int64_t>({4}, {1, 2, 0, 3});
+    for (const char* mode : {"constant", "reflect", "edge"}) {
+      OpSpec spec{"Pad", {attr_s("mode", mode)}, 13};
+      const uint16_t vbits = half ? float_to_half(-2.5f) : float_to_bfloat16(-2.5f);
+      Tensor v16 = bits16(dt, {}, {vbits});
+      const Tensor vf = make_tensor<float>({}, {-2.5f});
+      auto got = run_op_with(&x86::make_Pad, spec, {&x16, &p, &v16}, {1, 2});
+      auto want = run_op(spec, {&xr, &p, &vf}, {1, 2});
+      ASSERT_TRUE(got.is_ok()) << mode << ": " << got.status().to_string();
+      ASSERT_TRUE(want.is_ok()) << want.status().to_string();
+      ASSERT_EQ(got.value()[0].shape(), (Shape{4, 9}));
+      const uint16_t* g = got.value()[0].data_as<uint16_t>();
+      const std::vector<float> w = to_vector<float>(want.value()[0]);
+      for (size_t i = 0; i < w.size(); ++i)
+        ASSERT_EQ(half ? half_to_float(g[i]) : bfloat16_to_float(g[i]), w[i]) << mode << (half ? " float16" : " bfloat16") << " element " << i;
+    }
+    OpSpec old_spec{"Pad", {attr_s("mode", "constant"), attr_ints("pads", V{0, 1, 0, 0}), attr_f("value", 0.75f)}, 2};
+    auto got = run_op_with(&x86::make_Pad, old_spec, {&x16});
+    ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+    EXPECT_EQ(half ? half_to_float(got.value()[0].data_as<uint16_t>()[0]) : bfloat16_to_float(got.value()[0].data_as<uint16_t>()[0]), 0.75f);
+  }
 
   // Opset 2: pads and value as attributes.
   const Tensor x = random_float({2, 5}, rng);

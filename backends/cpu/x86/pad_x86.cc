@@ -1,4 +1,5 @@
-// Pad (ONNX Pad-1/2/11/13/18/19/21), every numeric dtype and mode, by output rows, with the
+// Pad (ONNX Pad-1/2/11/13/18/19/21), every numeric dtype (float16 and bfloat16 too, which
+// the reference lacks) and mode, by output rows, with the
 // reference's mapping (backends/cpu/ref/pad.cc): output coordinate c[a] reads input
 // coordinate pad_source_index(c[a] - begin[a]) (runtime/ops/shape_params.h: constant:
 // outside -> the pad value; edge: clamp; reflect: numpy "reflect"; wrap: mod n), but
@@ -16,6 +17,7 @@
 #include "backends/cpu/ref/ref_util.h"
 #include "backends/cpu/x86/x86_kernels.h"
 #include "runtime/ops/shape_params.h"
+#include "tessera/half.h"
 
 namespace tessera::x86 {
 
@@ -87,6 +89,16 @@ Result<std::unique_ptr<Kernel>> make_Pad(const CompileContext& ctx) {
     const Tensor& x = k.input(0);
     Tensor& y = k.output(0);
     if (y.numel() == 0) return Status::ok();
+    if (x.dtype() == DType::kFloat16 || x.dtype() == DType::kBFloat16) {
+      // Moved as 16-bit words; the pad value's bits: the attribute (opset < 11) rounded to
+      // this type, else input 2's bits, else +0.
+      const bool half = x.dtype() == DType::kFloat16;
+      uint16_t value = 0;
+      if (pl.value_from_attr) value = half ? float_to_half(pl.p.attr_value) : float_to_bfloat16(pl.p.attr_value);
+      else if (k.has_input(2) && k.input(2).numel() > 0) value = k.input(2).data_as<uint16_t>()[0];
+      run_rows<uint16_t>(pl, x.data_as<uint16_t>(), y.data_as<uint16_t>(), value);
+      return Status::ok();
+    }
     return ref::dispatch_numeric(x.dtype(), [&](auto tag) -> Status {
       using T = decltype(tag);
       T value{};

@@ -37,8 +37,8 @@ Result<std::unique_ptr<Kernel>> make_ReduceMean(const CompileContext& ctx);
 Result<std::unique_ptr<Kernel>> make_ReduceMax(const CompileContext& ctx);
 /// Resize (-10/11/13/18/19), 4-D NCHW float32 resizing H and W only (resize_x86.cc).
 Result<std::unique_ptr<Kernel>> make_Resize(const CompileContext& ctx);
-/// Pad (-1/2/11/13/18/19/21), every numeric dtype and mode, row by row (pad_x86.cc;
-/// ISA-independent).
+/// Pad (-1/2/11/13/18/19/21), every numeric dtype (float16 and bfloat16 included) and mode,
+/// row by row (pad_x86.cc; ISA-independent).
 Result<std::unique_ptr<Kernel>> make_Pad(const CompileContext& ctx);
 /// Transpose (-1/13/21), any dtype of 1, 2, 4 or 8 bytes (transpose_x86.cc).
 Result<std::unique_ptr<Kernel>> make_Transpose(const CompileContext& ctx);

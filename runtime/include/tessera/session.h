@@ -131,8 +131,8 @@ class Session {
   void set_profiling(bool on);
   /// Per-step times of the current plan since profiling was turned on (or the plan was
   /// made), in execution order; `runs` gets the number of runs profiled. The steps of a
-  /// sub-plan follow their If/Loop/Scan step, named "<parent node> > <node>" and summed
-  /// over every run of that branch or body; the control-flow step keeps only its own time
+  /// sub-plan that ran follow their If/Loop/Scan step, named "<parent node> > <node>" and
+  /// summed over every run of that branch or body (an If branch never taken is left out); the control-flow step keeps only its own time
   /// (its total less its sub-plans'), so the times add up to the runs' time. Empty when
   /// profiling is off or nothing has run.
   std::vector<StepProfile> profile(uint64_t* runs = nullptr) const;
