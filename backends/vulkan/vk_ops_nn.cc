@@ -168,13 +168,22 @@ bool set_geometry(const WindowGeometry& g, const Shape& xs, ConvPush* p) {
   return true;
 }
 
-Result<std::unique_ptr<Kernel>> make_conv(VulkanBackend* b, const CompileContext& ctx) {
-  if (!all_float32(ctx) || !ctx.has_input(0) || !ctx.has_input(1) || ctx.outputs.size() != 1) return decline();
+// The operands of a float32 Conv or ConvTranspose the shaders take: X, W and Y of rank 3 or
+// 4 (1-D or 2-D), each within 32-bit indexing. False: the node runs on the CPU.
+bool conv_operands_fit(const CompileContext& ctx) {
+  if (!all_float32(ctx) || !ctx.has_input(0) || !ctx.has_input(1) || ctx.outputs.size() != 1) return false;
   const Shape& xs = ctx.input(0).shape;
   const Shape& ws = ctx.input(1).shape;
   const Shape& ys = ctx.outputs[0].shape;
-  if ((xs.size() != 3 && xs.size() != 4) || ws.size() != xs.size() || ys.size() != xs.size()) return decline();
-  if (!fits(numel(xs)) || !fits(numel(ws)) || !fits(numel(ys))) return decline();
+  if ((xs.size() != 3 && xs.size() != 4) || ws.size() != xs.size() || ys.size() != xs.size()) return false;
+  return fits(numel(xs)) && fits(numel(ws)) && fits(numel(ys));
+}
+
+Result<std::unique_ptr<Kernel>> make_conv(VulkanBackend* b, const CompileContext& ctx) {
+  if (!conv_operands_fit(ctx)) return decline();
+  const Shape& xs = ctx.input(0).shape;
+  const Shape& ws = ctx.input(1).shape;
+  const Shape& ys = ctx.outputs[0].shape;
   for (int64_t d : xs)
     if (d <= 0) return decline();
   Result<WindowGeometry> geo = window_geometry(ctx.node, xs, Shape(ws.begin() + 2, ws.end()), false);
@@ -223,12 +232,10 @@ Result<std::unique_ptr<Kernel>> make_conv(VulkanBackend* b, const CompileContext
 }
 
 Result<std::unique_ptr<Kernel>> make_conv_transpose(VulkanBackend* b, const CompileContext& ctx) {
-  if (!all_float32(ctx) || !ctx.has_input(0) || !ctx.has_input(1) || ctx.outputs.size() != 1) return decline();
+  if (!conv_operands_fit(ctx)) return decline();
   const Shape& xs = ctx.input(0).shape;
   const Shape& ws = ctx.input(1).shape;
   const Shape& ys = ctx.outputs[0].shape;
-  if ((xs.size() != 3 && xs.size() != 4) || ws.size() != xs.size() || ys.size() != xs.size()) return decline();
-  if (!fits(numel(xs)) || !fits(numel(ws)) || !fits(numel(ys))) return decline();
   const int64_t group = ctx.node.attr_i("group", 1);
   if (group < 1 || xs[1] % group != 0 || ws[0] != xs[1]) return decline();
   Result<WindowGeometry> geo = conv_transpose_geometry(ctx.node, xs, ws);
