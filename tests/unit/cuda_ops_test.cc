@@ -241,83 +241,17 @@ TEST(CudaOps, Conv) {
 
 TEST(CudaOps, ShapeOpsAreDeviceCopies) {
   TSR_REQUIRE_CUDA();
-  check_node("Reshape", {feed(random_tensor({2, 3, 4}, 900)), constant(int64_tensor({2}, {6, -1}))}, {}, 0, 0, 14);
-  check_node("Flatten", {feed(random_tensor({2, 3, 4}, 901))}, {attr_i("axis", 2)}, 0, 0, 13);
-  check_node("Unsqueeze", {feed(random_tensor({2, 3}, 902)), constant(int64_tensor({1}, {1}))}, {}, 0, 0, 13);
-  check_node("Squeeze", {feed(random_tensor({2, 1, 3}, 903)), constant(int64_tensor({1}, {1}))}, {}, 0, 0, 13);
-  check_node("Identity", {feed(random_tensor({5}, 904))}, {}, 0, 0, 13);
+  check_shape_ops_are_device_copies();
 }
 
 TEST(CudaOps, UnsupportedDtypesFallBackToTheCpu) {
   TSR_REQUIRE_CUDA();
-  // int64 Add is not a CUDA kernel: it runs on the CPU with copies, and gives the CPU's result.
-  Tensor a = int64_tensor({3}, {1, 2, 3}), b = int64_tensor({3}, {10, 20, 30});
-  auto model = one_node_model("Add", {feed(a), feed(b)}, {}, 13, 1);
-  std::vector<std::string> placements;
-  auto r = run_on(model, "cuda", {{"in0", a}, {"in1", b}}, &placements);
-  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
-  EXPECT_EQ(r.value()[0].data_as<int64_t>()[2], 33);
-  bool on_cpu = false;
-  for (const auto& p : placements) on_cpu |= p.find("node_Add") != std::string::npos && p.find("-> cpu") != std::string::npos;
-  EXPECT_TRUE(on_cpu || dry_run_on_cpu());
+  check_unsupported_dtypes_fall_back_to_the_cpu();
 }
 
-/// x -> Conv -> Relu -> CumSum (CPU) -> Mul(const) -> Softmax -> y: copies both ways in
-/// the middle of a CUDA graph; the whole run matches the CPU.
 TEST(CudaGraph, CpuFallbackInTheMiddle) {
   TSR_REQUIRE_CUDA();
-  auto m = std::make_shared<Model>();
-  Graph& g = m->graph;
-  auto value = [&](const std::string& name, std::shared_ptr<const Tensor> init = nullptr, DType dt = DType::kUndefined) {
-    Value v;
-    v.name = name;
-    v.dtype = init ? init->dtype() : dt;
-    v.initializer = std::move(init);
-    return g.add_value(v);
-  };
-  Value xv;
-  xv.name = "x";
-  xv.dtype = DType::kFloat32;
-  xv.has_shape = true;
-  xv.shape = {{1, ""}, {3, ""}, {8, ""}, {8, ""}};
-  int x = g.add_value(xv);
-  g.inputs.push_back(x);
-  int w = value("w", std::make_shared<const Tensor>(random_tensor({4, 3, 3, 3}, 1000)));
-  int axis = value("axis", std::make_shared<const Tensor>(int64_tensor({}, {3})));
-  int k = value("k", std::make_shared<const Tensor>(random_tensor({4, 1, 1}, 1001)));
-  int c = value("c"), r = value("r"), cs = value("cs"), mu = value("mu"), y = value("y");
-  auto node = [&](const std::string& op, std::vector<int> ins, int out, std::vector<Attribute> attrs = {}) {
-    Node n;
-    n.name = op;
-    n.op_type = op;
-    n.opset = 13;
-    n.inputs = std::move(ins);
-    n.outputs = {out};
-    n.attributes = std::move(attrs);
-    g.nodes.push_back(n);
-  };
-  node("Conv", {x, w}, c, {attr_ints("pads", {1, 1, 1, 1})});
-  node("Relu", {c}, r);
-  node("CumSum", {r, axis}, cs);
-  node("Mul", {cs, k}, mu);
-  node("Softmax", {mu}, y, {attr_i("axis", -1)});
-  g.outputs.push_back(y);
-  Tensor in = random_tensor({1, 3, 8, 8}, 1002);
-  auto cpu = run_on(m, "cpu", {{"x", in}});
-  ASSERT_TRUE(cpu.is_ok()) << cpu.status().to_string();
-  std::vector<std::string> placements;
-  auto gpu = run_on(m, "cuda", {{"x", in}}, &placements);
-  ASSERT_TRUE(gpu.is_ok()) << gpu.status().to_string();
-  std::string all;
-  for (const auto& p : placements) all += p + "\n";
-  if (!dry_run_on_cpu()) {  // (the dry run on the CPU has no placements to check)
-    EXPECT_NE(all.find("copy 'r' cuda -> cpu"), std::string::npos) << all;
-    EXPECT_NE(all.find("copy 'cs' cpu -> cuda"), std::string::npos) << all;
-    EXPECT_NE(all.find("'CumSum' -> cpu"), std::string::npos) << all;
-    EXPECT_NE(all.find("Conv node 'Conv' + Relu node 'Relu' -> cuda"), std::string::npos) << all;  // fused
-    EXPECT_NE(all.find("'Softmax' -> cuda"), std::string::npos) << all;
-  }
-  expect_close(gpu.value()[0], cpu.value()[0], 1e-5, 1e-5, "graph");
+  check_cpu_fallback_in_the_middle();
 }
 
 /// A small graph of float nodes, built by name: inputs, constants, nodes (opset 13).
