@@ -509,6 +509,7 @@ Status check_model_input(const Model& model, const Shape& x) {
   SessionOptions so;
   so.threads = 1;
   so.verify_checksums = false;
+  so.allow_partial_weights = true;  // only its input shapes are checked (a resumed sharded checkpoint has chunks)
   TSR_ASSIGN_OR_RETURN(auto session, Session::create(std::make_shared<Model>(model), so));
   const std::string in = model.graph.inputs.empty() ? std::string("?") : model.graph.values[model.graph.inputs[0]].name;
   return session->prepare({x}).with_context("input '" + in + "' of shape " + shape_to_string(x));

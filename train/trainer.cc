@@ -270,6 +270,7 @@ Status Trainer::check_input(const Shape& x) const {
   SessionOptions so;
   so.threads = 1;
   so.verify_checksums = false;
+  so.allow_partial_weights = true;  // only its input shapes are checked (a resumed sharded checkpoint has chunks)
   TSR_ASSIGN_OR_RETURN(auto session, Session::create(model_, so));
   return session->prepare({x}).with_context("input '" + input_ + "' of shape " + shape_to_string(x));
 }

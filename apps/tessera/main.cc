@@ -198,8 +198,7 @@ Result<std::unique_ptr<Session>> open_session(const std::string& path, const std
   while (std::getline(ss, b, ',')) o.backends.push_back(b);
   if (o.backends.empty()) return invalid_argument("--backend is empty");
   o.threads = threads;
-  TSR_ASSIGN_OR_RETURN(std::unique_ptr<Session> s, Session::load(path, o));
-  TSR_RETURN_IF_ERROR(check_weights_complete(s->model(), path));
+  TSR_ASSIGN_OR_RETURN(std::unique_ptr<Session> s, Session::load(path, o));  // refuses chunk-only weights
   for (const std::string& note : s->notes()) std::cerr << "tessera: warning: " << note << "\n";
   return s;
 }
@@ -250,7 +249,9 @@ int cmd_convert(const std::string& in, const std::string& out, const ConvertOpti
 
 int cmd_inspect(const std::string& path, bool json) {
   auto t0 = Clock::now();
-  auto sr = Session::load(path);
+  SessionOptions so;
+  so.allow_partial_weights = true;  // inspect describes sharded checkpoints too
+  auto sr = Session::load(path, so);
   if (!sr.is_ok()) return fail(sr.status());
   double load_ms = ms_since(t0);
   const Session& s = *sr.value();

@@ -290,6 +290,20 @@ TEST(TsrFormat, WeightsOnlyInChunksAreNotComplete) {
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.to_string();
   EXPECT_NE(s.message().find("ckpt.tsr: weight 'W' is stored only as pre-sharded chunks (3 chunks"), std::string::npos)
       << s.message();
+  // Session::create refuses such a model unless asked to describe it only. (A sharded
+  // checkpoint makes the weight a graph input of its global shape, as here.)
+  m.graph.inputs.push_back(w);
+  auto model = std::make_shared<Model>(m);
+  auto refused = Session::create(model);
+  ASSERT_FALSE(refused.is_ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("weight 'W' is stored only as pre-sharded chunks"), std::string::npos)
+      << refused.status().message();
+  SessionOptions describe;
+  describe.allow_partial_weights = true;
+  auto described = Session::create(model, describe);
+  ASSERT_TRUE(described.is_ok()) << described.status().to_string();
+  EXPECT_EQ(described.value()->inputs().size(), model->graph.inputs.size());
 }
 
 TEST(TsrFormat, RejectsBadShardingMetadata) {

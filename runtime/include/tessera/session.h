@@ -44,6 +44,12 @@ struct SessionOptions {
   /// Fuse a Conv/MatMul/Gemm with the residual Add and activation after it into one kernel
   /// where the backend can (as onnxruntime's FusedConv). Off: one kernel per node.
   bool fusion = true;
+  /// Accept a model some of whose weights exist only as pre-sharded chunks (a sharded
+  /// training checkpoint: check_weights_complete in tsr_file.h). Such a session can be
+  /// described and planned (inputs, shapes: `tessera inspect`, the trainer's input checks)
+  /// but not run. Off (the default): Session::create fails with kInvalidArgument naming
+  /// the first such weight.
+  bool allow_partial_weights = false;
 };
 
 /// A graph input or output as declared in the model: dims are sizes, or -1 with a symbol.
