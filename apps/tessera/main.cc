@@ -212,24 +212,22 @@ int cmd_convert(const std::string& in, const std::string& out, const ConvertOpti
   ShardReport srep;
   Status s;
   std::string cut_lines;
-  if (shard.empty() && stages == 0) {
-    s = convert_onnx_file(in, out, opt, &rep);
-  } else {  // --shard tp=N, --pipeline-stages P: annotations made before the file is written
-    auto tp = shard.empty() ? Result<int>(0) : parse_shard_spec(shard);
-    auto m = tp.is_ok() ? import_onnx(in, opt, &rep) : Result<std::shared_ptr<Model>>(tp.status());
-    s = m.is_ok() ? optimize_model(**m, opt, &rep) : m.status();
-    if (s.is_ok() && !shard.empty()) s = annotate_tensor_parallel(**m, *tp, &srep);
-    if (s.is_ok() && stages > 0) {
-      auto cut = cut_pipeline((*m)->graph, stages);
-      if (!cut.is_ok()) {
-        s = invalid_argument("--pipeline-stages " + std::to_string(stages) + ": " + cut.status().message());
-      } else {
-        apply_pipeline_cut((*m)->graph, *cut);
-        cut_lines = cut->describe((*m)->graph);
-      }
+  // Import, optimize, then the --shard tp=N and --pipeline-stages P annotations, all before
+  // the file is written (atomically), so a failure leaves no file.
+  auto tp = shard.empty() ? Result<int>(0) : parse_shard_spec(shard);
+  auto m = tp.is_ok() ? import_onnx(in, opt, &rep) : Result<std::shared_ptr<Model>>(tp.status());
+  s = m.is_ok() ? optimize_model(**m, opt, &rep) : m.status();
+  if (s.is_ok() && !shard.empty()) s = annotate_tensor_parallel(**m, *tp, &srep);
+  if (s.is_ok() && stages > 0) {
+    auto cut = cut_pipeline((*m)->graph, stages);
+    if (!cut.is_ok()) {
+      s = invalid_argument("--pipeline-stages " + std::to_string(stages) + ": " + cut.status().message());
+    } else {
+      apply_pipeline_cut((*m)->graph, *cut);
+      cut_lines = cut->describe((*m)->graph);
     }
-    if (s.is_ok()) s = write_tsr_file(**m, out);
   }
+  if (s.is_ok()) s = write_tsr_file(**m, out);
   if (!s.is_ok()) return fail(s);
   for (const auto& w : rep.warnings) std::cerr << "tessera: warning: " << w << "\n";
   std::printf("converted %s -> %s in %.1f ms\n", in.c_str(), out.c_str(), ms_since(t0));

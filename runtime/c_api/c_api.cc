@@ -455,7 +455,6 @@ tsr_status tsr_session_create(const tsr_model* model, const tsr_session_options*
     TSR_C_NONNULL(session);
     tessera::SessionOptions opts;
     if (options) opts = options->options;
-    if (!opts.allow_partial_weights) TSR_RETURN_IF_ERROR(check_weights_complete(*model->model, "tsr_session_create"));
     TSR_ASSIGN_OR_RETURN(std::unique_ptr<Session> s, Session::create(model->model, opts));
     auto h = std::make_unique<tsr_session>();
     h->inputs.resize(s->inputs().size());

@@ -33,8 +33,9 @@ Result<std::unique_ptr<Session>> Session::load(const std::string& path, const Se
   TsrReadOptions ro;
   ro.verify_checksums = options.verify_checksums;
   TSR_ASSIGN_OR_RETURN(std::shared_ptr<Model> model, read_tsr_file(path, ro));
-  if (!options.allow_partial_weights) TSR_RETURN_IF_ERROR(check_weights_complete(*model, path));
-  TSR_ASSIGN_OR_RETURN(std::unique_ptr<Session> s, create(std::move(model), options));
+  auto created = create(std::move(model), options);
+  if (!created.is_ok()) return created.status().with_context(path);
+  std::unique_ptr<Session> s = std::move(created).value();
   s->load_ms_ = ms_since(t0);
   return s;
 }
@@ -42,7 +43,7 @@ Result<std::unique_ptr<Session>> Session::load(const std::string& path, const Se
 Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const Model> model, const SessionOptions& options) {
   if (!model) return invalid_argument("Session::create: null model");
   TSR_RETURN_IF_ERROR(model->graph.validate());
-  if (!options.allow_partial_weights) TSR_RETURN_IF_ERROR(check_weights_complete(*model, "Session::create"));
+  if (!options.allow_partial_weights) TSR_RETURN_IF_ERROR(check_weights_complete(*model, "the model"));
   if (options.threads < 0 || options.threads > 1024)
     return invalid_argument("SessionOptions::threads is " + std::to_string(options.threads) +
                             "; it must be 0 (one per physical core) or 1..1024");

@@ -143,7 +143,9 @@ TEST(ShardedCheckpoint, RoundTripAtSeveralWorldSizesAndLayouts) {
   }
 }
 
-TEST(ShardedCheckpoint, KeepsTheModelsOtherMeshesAndShardings) {
+/// The fixture's model already carrying a tensor-parallel mesh "tp" of 2 with w split along
+/// dim 1 on it (the mesh and sharding a ZeRO checkpoint must keep).
+Fixture make_model_with_tp_mesh() {
   Fixture f = make_model();
   DeviceMesh tp;
   tp.name = "tp";
@@ -152,6 +154,11 @@ TEST(ShardedCheckpoint, KeepsTheModelsOtherMeshesAndShardings) {
   tp.roles = {MeshDimRole::kTensor};
   f.model->meshes = {tp};
   f.model->shardings = {{"w", 0, {Placement::split(1)}, {5, 3}}};
+  return f;
+}
+
+TEST(ShardedCheckpoint, KeepsTheModelsOtherMeshesAndShardings) {
+  Fixture f = make_model_with_tp_mesh();
   auto m = round_trip(f, dim0_layout({{5, 3}, {3}}, 3), 3);
   ASSERT_TRUE(m);
   EXPECT_EQ(m->meshes.size(), 2u);
@@ -171,14 +178,7 @@ TEST(ShardedCheckpoint, KeepsTheModelsOtherMeshesAndShardings) {
 // is not a number, or names the tensor-parallel mesh, used to be read as mesh 0 (atoll) and
 // drop the tp mesh's shardings without a word.
 TEST(ShardedCheckpoint, ZeroMeshPropertyMustNameTheZeroMesh) {
-  Fixture f = make_model();
-  DeviceMesh tp;
-  tp.name = "tp";
-  tp.shape = {2};
-  tp.dim_names = {"tp"};
-  tp.roles = {MeshDimRole::kTensor};
-  f.model->meshes = {tp};
-  f.model->shardings = {{"w", 0, {Placement::split(1)}, {5, 3}}};
+  Fixture f = make_model_with_tp_mesh();
   const struct {
     const char* value;
     const char* expect;

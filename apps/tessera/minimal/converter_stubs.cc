@@ -15,10 +15,6 @@ Status no_converter(const std::string& what) {
 }
 }  // namespace
 
-Status convert_onnx_file(const std::string& onnx_path, const std::string&, const ConvertOptions&, ConvertReport*) {
-  return no_converter("convert " + onnx_path);
-}
-
 Result<std::shared_ptr<Model>> import_onnx(const std::string& path, const ConvertOptions&, ConvertReport*) {
   return no_converter("convert " + path);
 }

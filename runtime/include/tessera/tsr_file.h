@@ -44,9 +44,10 @@ Result<std::shared_ptr<Model>> read_tsr_buffer(const void* data, size_t size,
 /// OK unless some weight of `model` exists only as pre-sharded chunks (Model::chunks of a
 /// value that has no initializer): a sharded training checkpoint, which only
 /// tessera-finetune --resume assembles. Then kInvalidArgument naming `what`, the first such
-/// weight and the number of chunks, and saying what to use instead. Session::load and
-/// Session::create call it (unless SessionOptions::allow_partial_weights: tessera inspect,
-/// the trainer's input checks), so do the C API's session creation and the ONNX export.
+/// weight and the number of chunks, and saying what to use instead. Session::create calls it
+/// (unless SessionOptions::allow_partial_weights: tessera inspect, the trainer's input
+/// checks), and with it Session::load (which names the file) and the C API's session
+/// creation; so does the ONNX export.
 Status check_weights_complete(const Model& model, const std::string& what);
 
 /// Serializes `model` into a .tsr image (FlatBuffer + page-aligned weight segment).
