@@ -211,6 +211,23 @@ std::vector<Case> shapes() {
       ++s;
     }
   }
+  // Past the AVX-512 path's blocks, KC 1024, MC 336 and NC 512 (and NEON's): a second KC
+  // pass with each epilogue term, pre-packed A and B, A and B transposed (the AVX-512
+  // panel packer's 16 x 16 transposes and its tails).
+  int b = 0;
+  for (auto& d : {std::array<int64_t, 3>{29, 45, 1030}, std::array<int64_t, 3>{15, 530, 1025},
+                  std::array<int64_t, 3>{340, 33, 1100}}) {
+    for (int t = 0; t < 4; ++t) {
+      Case c{d[0], d[1], d[2], (t & 1) != 0, (t & 2) != 0, 1.f, t % 2 ? 0.5f : 0.f, t != 1, false, t % 2};
+      c.pack_a = t == 1 || t == 2;
+      c.pack_b = t >= 2;
+      c.row_bias = t % 2 == 0;
+      c.addend = t != 2;
+      c.act = acts[b % 9];
+      v.push_back(c);
+      ++b;
+    }
+  }
   v.push_back({8, 9, 0, false, false, 1.f, 0.5f, true, true});  // k = 0: C = relu(beta C + bias)
   {
     Case c{8, 9, 0, false, false, 1.f, 0.5f, true, false};

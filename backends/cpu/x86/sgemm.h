@@ -12,7 +12,7 @@
 //   for jc in N step NC            (B block KC x NC, kept in L3)
 //     for pc in K step KC          pack B(pc.., jc..) into NR-wide panels
 //       for ic in M step MC        pack A(ic.., pc..) into MR-tall panels (A block in L2)
-//         for jr in NC step NR     (B micro-panel KC x NR in L1)
+//         for jr in NC step NR     (B micro-panel KC x NR in L1, or L2 on AVX-512: KC 1024)
 //           for ir in MC step MR   micro-kernel: an MR x NR tile of C in registers
 // beta and bias are applied on the first KC pass, Relu on the last, inside the micro-kernel
 // while the tile is in registers (a fused epilogue).

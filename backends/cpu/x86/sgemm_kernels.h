@@ -30,6 +30,11 @@ struct SgemmEpilogue {
   /// an edge tile of C with fewer columns is written in place with masked loads and stores
   /// (bias and addend are read only for these columns). Others always get NR.
   int cols = 1 << 30;
+  /// A stretch of memory later calls will read (a slice of the next packed B panel), for
+  /// kernels that prefetch it towards L2 while they compute: at step p (p < kc) the line
+  /// holding prefetch[p * prefetch_step] (nullptr: none; prefetches never fault).
+  const float* prefetch = nullptr;
+  int64_t prefetch_step = 0;
 };
 
 /// True if the micro-kernels apply `k` in registers.
@@ -43,12 +48,18 @@ inline bool kernel_applies(FusedActivation::Kind k) {
 using SgemmMicroKernel = void (*)(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
                                   const SgemmEpilogue& ep);
 
+/// Packs one MR-tall panel of op(A): dst[p * MR + r] = src[r * rs + p * cs] for p < kc,
+/// r < rows (1..MR), zero for rows..MR-1. Either rs or cs is 1 (A stored row-major, or
+/// transposed). dst holds kc * MR floats.
+using SgemmPackAPanel = void (*)(const float* src, int64_t rs, int64_t cs, int64_t kc, int rows, float* dst);
+
 /// A micro-kernel with its register block (MR x NR) and cache blocks (MC, KC, NC; MC a
 /// multiple of MR, NC of NR).
 struct SgemmKernelInfo {
   int mr, nr, mc, kc, nc;
   SgemmMicroKernel kernel;
   bool masked_cols = false;  // the kernel honours SgemmEpilogue::cols
+  SgemmPackAPanel pack_a_panel = nullptr;  // this ISA's panel packer, or nullptr: the portable one
 };
 
 #if defined(__x86_64__) || defined(_M_X64)
