@@ -144,6 +144,17 @@ std::vector<Case> cases() {
       {"narrow batch 31 (VAD STFT-like)", {31, 1, 160}, {40, 1, 64}, {attr_ints("strides", V{32})}},
       {"narrow batch 70 (products of 64 and 6 images)", {70, 6, 4}, {33, 6, 3}, {attr_ints("pads", V{1, 1})}},
       {"narrow batch 3 groups 2, 2-D", {3, 8, 3, 2}, {64, 4, 3, 3}, {attr_i("group", 2), attr_ints("pads", V{1, 1, 1, 1})}},
+      // Transposed because the positions tile better as rows (sgemm_tile_area), col^T
+      // gathered straight into the packed A on AVX-512 (im2col_packed_a_avx512): 7 x 7
+      // outputs (49 positions), stride 2, dilation with asymmetric pads, groups, 2 images in
+      // one product, a 1x1 conv.
+      {"transposed 7x7 out, K 288", {1, 32, 7, 7}, {64, 32, 3, 3}, {attr_ints("pads", V{1, 1, 1, 1})}},
+      {"transposed stride 2", {1, 64, 14, 13}, {64, 64, 3, 3}, {attr_ints("strides", V{2, 2}), attr_ints("pads", V{1, 1, 1, 1})}},
+      {"transposed dilation 2 asymmetric pads", {1, 48, 9, 8}, {64, 48, 3, 3},
+       {attr_ints("dilations", V{2, 2}), attr_ints("pads", V{3, 2, 1, 0})}},
+      {"transposed groups 2", {1, 64, 7, 7}, {128, 32, 3, 3}, {attr_i("group", 2), attr_ints("pads", V{1, 1, 1, 1})}},
+      {"transposed batch 2 in one product", {2, 64, 7, 7}, {96, 64, 3, 3}, {attr_ints("dilations", V{2, 2}), attr_ints("pads", V{2, 2, 2, 2})}},
+      {"transposed 1x1", {1, 256, 7, 7}, {256, 256, 1, 1}, {}},
       {"size-1 spatial", {1, 7, 1, 1}, {9, 7, 1, 1}, {}},
       {"1-D", {2, 5, 37}, {6, 5, 5}, {attr_ints("pads", V{2, 1})}},
       {"1-D stride 3 dilation 2", {1, 4, 50}, {8, 4, 3}, {attr_ints("strides", V{3}), attr_ints("dilations", V{2})}},

@@ -179,6 +179,8 @@ TEST(Fusion, ConvAddActivationEveryActivationEveryPath) {
     int64_t c, m, hw, k, group, batch = 1;
   } shapes[] = {{5, 16, 9, 3, 1},  {8, 20, 7, 1, 1}, {12, 12, 11, 3, 12}, {6, 33, 5, 3, 3}, {8, 40, 4, 3, 1},
                 {8, 40, 4, 3, 1, 5},  // narrow outputs, 5 images in one product
+                {32, 64, 7, 3, 1},    // 49 positions: the transposed product tiles better
+                {32, 64, 7, 3, 1, 2}, // ... with 2 images in one product
                 {16, 24, 17, 3, 1},   // Winograd on AVX-512 (16+ channels, 16+ tiles)
                 {6, 6, 37, 3, 6}};    // depthwise over three 16-column blocks
   for (const auto& sh : shapes)

@@ -201,4 +201,52 @@ void im2col_row_avx512(const Conv2dGeometry& g, const float* xc, int64_t ky, int
   else im2col_row<2>(g, xc, ky, kx, j0, nb, dst);
 }
 
+void im2col_packed_a_avx512(const Conv2dGeometry& g, const float* x, int64_t channels, int64_t images,
+                            int64_t image_stride, int mr, int64_t kc, float* dst) {
+  const int64_t positions = g.oh * g.ow, m = images * positions, taps = g.kh * g.kw, k = channels * taps;
+  const int64_t in_size = g.ih * g.iw, m_pad = (m + mr - 1) / mr * mr;
+  const __mmask16 panel_mask = static_cast<__mmask16>((1u << mr) - 1u);
+  const __m512i zero_i = _mm512_setzero_si512(), ih = _mm512_set1_epi32(static_cast<int32_t>(g.ih)),
+                iw = _mm512_set1_epi32(static_cast<int32_t>(g.iw));
+  // Per tap of the panel: the lanes' element offsets within a channel plane and the lanes
+  // inside the plane.
+  __m512i tap_idx[kIm2colPackedMaxTaps];
+  __mmask16 tap_mask[kIm2colPackedMaxTaps];
+  for (int64_t j0 = 0; j0 < m; j0 += mr) {
+    alignas(64) int32_t iy0[16] = {}, ix0[16] = {}, img[16] = {};
+    __mmask16 rows = 0;
+    for (int r = 0; r < mr && j0 + r < m; ++r) {
+      const int64_t j = j0 + r, i = j / positions, q = j % positions;
+      iy0[r] = static_cast<int32_t>(q / g.ow * g.sh - g.ph);
+      ix0[r] = static_cast<int32_t>(q % g.ow * g.sw - g.pw);
+      img[r] = static_cast<int32_t>(i * image_stride);
+      rows = static_cast<__mmask16>(rows | (1u << r));
+    }
+    const __m512i vy0 = _mm512_load_si512(iy0), vx0 = _mm512_load_si512(ix0), vimg = _mm512_load_si512(img);
+    for (int64_t ky = 0; ky < g.kh; ++ky) {
+      const __m512i iy = _mm512_add_epi32(vy0, _mm512_set1_epi32(static_cast<int32_t>(ky * g.dh)));
+      const __mmask16 my = _mm512_mask_cmpge_epi32_mask(rows, iy, zero_i) & _mm512_cmplt_epi32_mask(iy, ih);
+      for (int64_t kx = 0; kx < g.kw; ++kx) {
+        const __m512i ix = _mm512_add_epi32(vx0, _mm512_set1_epi32(static_cast<int32_t>(kx * g.dw)));
+        const int64_t t = ky * g.kw + kx;
+        tap_mask[t] = _mm512_mask_cmpge_epi32_mask(my, ix, zero_i) & _mm512_cmplt_epi32_mask(ix, iw);
+        tap_idx[t] = _mm512_add_epi32(vimg, _mm512_add_epi32(_mm512_mullo_epi32(iy, iw), ix));
+      }
+    }
+    // Column p = (c, tap) of the panel: in KC block pc = p - p % kc, whose panels are
+    // kc_block x MR floats each (sgemm_pack_a's layout).
+    for (int64_t pc = 0; pc < k; pc += kc) {
+      const int64_t kcb = std::min(kc, k - pc);
+      float* d = dst + pc * m_pad + j0 * kcb;
+      int64_t c = pc / taps, t = pc % taps;
+      for (int64_t p = 0; p < kcb; ++p, d += mr) {
+        const __m512 v = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), tap_mask[t],
+                                                  tap_idx[t], x + c * in_size, 4);
+        _mm512_mask_storeu_ps(d, panel_mask, v);
+        if (++t == taps) t = 0, ++c;
+      }
+    }
+  }
+}
+
 }  // namespace tessera::cpu

@@ -71,4 +71,21 @@ void depthwise_plane_avx512(const DepthwisePlan& p, const float* xp, const float
 void im2col_row_avx512(const Conv2dGeometry& g, const float* xc, int64_t ky, int64_t kx, int64_t j0, int64_t nb,
                        float* dst);
 
+constexpr int64_t kIm2colPackedMaxTaps = 64;  // kh * kw of im2col_packed_a_avx512
+
+/// The transposed im2col matrix of a 2-D conv, written straight in sgemm's pre-packed A
+/// layout (sgemm_pack_a, MR-tall panels per KC block of columns) for the product
+/// Y^T (rows x C kh kw) = col^T W^T:
+///   A[j, (c, ky, kx)] = X_i[c, oy*sh - ph + ky*dh, ox*sw - pw + kx*dw],
+///   j = i * oh * ow + oy * ow + ox (row j: image i < images, output position (oy, ox)),
+///   0 where that is outside the ih x iw plane; rows past `images * oh * ow` zero.
+/// x is image 0's channel 0 plane (C planes of ih x iw floats per image, images
+/// image_stride floats apart, image_stride * images < 2^31); dst holds
+/// round_up(images * oh * ow, mr) * C * kh * kw floats. Each panel row is one 16-lane
+/// masked gather per (c, ky, kx) (the taps' offsets and padding masks worked out once per
+/// panel), so nothing is copied twice. mr <= 16, kc the path's KC, kh * kw <=
+/// kIm2colPackedMaxTaps. Only call on a CPU with AVX-512F.
+void im2col_packed_a_avx512(const Conv2dGeometry& g, const float* x, int64_t channels, int64_t images,
+                            int64_t image_stride, int mr, int64_t kc, float* dst);
+
 }  // namespace tessera::cpu

@@ -55,6 +55,7 @@
 #include "backends/cpu/x86/fused_tail.h"
 #include "backends/cpu/x86/v16.h"
 #include "backends/cpu/x86/sgemm.h"
+#include "backends/cpu/x86/transpose_x86.h"
 #include "backends/cpu/x86/x86_kernels.h"
 #include "runtime/ops/spatial_attrs.h"
 
@@ -371,11 +372,15 @@ class ConvKernel final : public Kernel {
   float dw_lo = 0, dw_hi = 0;
   bool pointwise = false;   // X is the col matrix
   bool per_thread = false;  // whole tiles per thread
-  // Narrow outputs (fewer output positions than the micro-kernel's NR): the product is
-  // computed transposed, Y^T (positions x channels) = col^T W^T, so the channels fill the
-  // NR-wide panels, then transposed into Y with the bias, addend and activation.
+  // Narrow outputs (fewer output positions than the micro-kernel's NR, or positions that
+  // tile better as rows: see make_Conv_gemm): the product is computed transposed, Y^T
+  // (positions x channels) = col^T W^T, so the channels fill the NR-wide panels, then
+  // transposed into Y (run_transpose) with the addend and activation. On AVX-512 (2-D) col^T
+  // is gathered straight into sgemm's packed A.
   bool narrow = false;
   int64_t narrow_batch = 1;  // images per product
+  bool narrow_packed_col = false;  // col^T built as sgemm's packed A (im2col_packed_a_avx512)
+  TransposePlan yt_transpose;       // one image's Y^T (out_size x mg) -> Y (mg x out_size)
   std::unique_ptr<float, void (*)(void*)> packed_wt{nullptr, &std::free};  // per group: W[g]^T as sgemm's packed B
   size_t packed_wt_group_floats = 0;
   size_t yt_bytes = 0;
@@ -437,9 +442,17 @@ class ConvKernel final : public Kernel {
       for (int64_t n0 = 0; n0 < batch; n0 += narrow_batch)
         for (int64_t gi = 0; gi < group; ++gi) {
           const int64_t nb_img = std::min(narrow_batch, batch - n0), rows = nb_img * out_size;
-          for (int64_t i = 0; i < nb_img; ++i)  // image n0 + i: columns [i * out_size, (i + 1) * out_size)
-            im2col(x + ((n0 + i) * c_in + gi * cg) * in_size, 0, out_size, 0, k_rows, col + i * out_size, {}, rows);
           cpu::SgemmArgs a;
+          if (narrow_packed_col) {
+#if defined(__x86_64__) || defined(_M_X64)
+            cpu::im2col_packed_a_avx512(geom2d, x + (n0 * c_in + gi * cg) * in_size, cg, nb_img, c_in * in_size,
+                                        blocking.mr, blocking.kc, col);
+            a.packed_a = col;
+#endif
+          } else {
+            for (int64_t i = 0; i < nb_img; ++i)  // image n0 + i: columns [i * out_size, (i + 1) * out_size)
+              im2col(x + ((n0 + i) * c_in + gi * cg) * in_size, 0, out_size, 0, k_rows, col + i * out_size, {}, rows);
+          }
           a.m = rows;
           a.n = mg;
           a.k = k_rows;
@@ -459,18 +472,12 @@ class ConvKernel final : public Kernel {
           for (int64_t i = 0; i < nb_img; ++i) {
             const float* yti = yt + i * out_size * mg;
             float* yi = y + ((n0 + i) * m_out + gi * mg) * out_size;  // mg x out_size
-            if (!z) {
-              for (int64_t m = 0; m < mg; ++m)
-                for (int64_t o = 0; o < out_size; ++o) yi[m * out_size + o] = yti[o * mg + m];
-              continue;
-            }
+            run_transpose(yt_transpose, yti, yi, pool, threads);
+            if (!z) continue;
             // act(Y + Z): the residual is added after the transpose.
             const float* zi = z + (yi - y);
-            for (int64_t m = 0; m < mg; ++m) {
-              float* yp = yi + m * out_size;
-              for (int64_t o = 0; o < out_size; ++o) yp[o] = yti[o * mg + m] + zi[m * out_size + o];
-              act.apply(yp, out_size);
-            }
+            for (int64_t j = 0; j < mg * out_size; ++j) yi[j] += zi[j];
+            act.apply(yi, mg * out_size);
           }
         }
       return Status::ok();
@@ -778,7 +785,16 @@ Result<std::unique_ptr<Kernel>> make_Conv_gemm(const CompileContext& ctx) {
       valid_range(g.in[last], g.out[last], g.strides[last], g.pads_begin[last], t * g.dilations[last],
                   &kern->tap_lo[static_cast<size_t>(t)], &kern->tap_hi[static_cast<size_t>(t)]);
   }
-  if (kern->out_size < blk.nr && kern->mg >= blk.nr) {
+  // Transposed when the output has fewer positions than NR (Silero VAD: 1 to 4), or when
+  // its positions fill the micro-kernel's tiles better as rows than as columns, by at least
+  // 5% after the transposed path's extra passes over its input and output (counted as 32
+  // more steps of K): ResNet-50's 7 x 7 = 49 positions by 512 channels tile as 49 x 512
+  // against 514 x 64 (3 x 3, K = 4608: 2.68 -> 1.51 ms), its 14 x 14 = 196 by 256 as
+  // 196 x 256 against 256 x 224 (1.87 -> 1.53 ms); 196 by 1024 with K = 256 stays.
+  const bool fewer_positions = kern->out_size < blk.nr;
+  const int64_t cost_t = cpu::sgemm_tile_area(kern->out_size, kern->mg, kern->isa) * (kern->k_rows + 32);
+  const int64_t cost_n = cpu::sgemm_tile_area(kern->mg, kern->out_size, kern->isa) * kern->k_rows;
+  if (kern->mg >= blk.nr && (fewer_positions || cost_t * 20 < cost_n * 19)) {
     kern->narrow = true;
     // Images per product: up to kNarrowMaxRows rows (a few positions per image fill only a
     // few of the micro-kernel's MR rows; a batch of them fills its panels and reuses each
@@ -787,6 +803,15 @@ Result<std::unique_ptr<Kernel>> make_Conv_gemm(const CompileContext& ctx) {
         std::min(kNarrowMaxRows / kern->out_size, kNarrowColFloats / (kern->k_rows * kern->out_size)), 1, kern->batch);
     const int64_t rows = kern->narrow_batch * kern->out_size;
     kern->col_bytes = align64(static_cast<size_t>(kern->k_rows * rows) * sizeof(float));
+    kern->blocking = blk;
+    kern->yt_transpose = plan_transpose({kern->out_size, kern->mg}, {1, 0}, sizeof(float));
+#if defined(__x86_64__) || defined(_M_X64)
+    kern->narrow_packed_col = g.rank == 2 && kern->isa == cpu::SgemmIsa::kAvx512 && blk.mr <= 16 &&
+                              kern->k_size <= cpu::kIm2colPackedMaxTaps &&
+                              kern->narrow_batch * kern->c_in * kern->in_size < (int64_t{1} << 31);
+    if (kern->narrow_packed_col)
+      kern->col_bytes = align64(cpu::sgemm_packed_a_floats(rows, kern->k_rows, kern->isa) * sizeof(float));
+#endif
     kern->yt_bytes = align64(static_cast<size_t>(rows * kern->mg) * sizeof(float));
     kern->scratch = kern->col_bytes + kern->yt_bytes +
                     align64(cpu::sgemm_scratch_bytes(rows, kern->mg, kern->k_rows, threads, kern->isa));

@@ -352,6 +352,13 @@ SgemmBlocking sgemm_blocking(SgemmIsa isa) {
   return {ki.mr, ki.nr, ki.kc};
 }
 
+int64_t sgemm_tile_area(int64_t m, int64_t n, SgemmIsa isa) {
+  const SgemmKernelInfo ki = kernel_for(isa);
+  const int64_t edge = m % ki.mr;
+  const int64_t rows = m / ki.mr * ki.mr + (edge == 0 ? 0 : ki.edge_rows ? ki.edge_rows(static_cast<int>(edge)) : ki.mr);
+  return rows * round_up(n, ki.nr);
+}
+
 size_t sgemm_packed_a_floats(int64_t m, int64_t k, SgemmIsa isa) {
   const SgemmKernelInfo ki = kernel_for(isa);
   return static_cast<size_t>(round_up(m, ki.mr) * k);

@@ -92,6 +92,14 @@ struct SgemmBlocking {
 };
 SgemmBlocking sgemm_blocking(SgemmIsa isa = SgemmIsa::kAuto);
 
+/// The micro-kernel work of an m x n product on this path, in output elements computed: the
+/// rows rounded up to whole MR panels (the last panel to the smallest row variant the path
+/// has: 2, 4, 7, 10 or 14 on AVX-512), times the columns rounded up to whole NR panels.
+/// Comparing it with sgemm_tile_area(n, m) tells whether the transposed product,
+/// C^T = op(B)^T op(A)^T, fills the tiles better (a Conv with 49 output positions and 512
+/// channels: 514 x 64 against 49 x 512).
+int64_t sgemm_tile_area(int64_t m, int64_t n, SgemmIsa isa = SgemmIsa::kAuto);
+
 /// Floats sgemm_pack_a writes for an m x k op(A): round_up(m, MR of the path) * k.
 size_t sgemm_packed_a_floats(int64_t m, int64_t k, SgemmIsa isa = SgemmIsa::kAuto);
 

@@ -98,13 +98,18 @@ void ukernel_rx32(int64_t kc, const float* a, const float* b, float* c, int64_t 
   }
 }
 
+// The row variant an edge panel of `rows` valid rows runs (SgemmKernelInfo::edge_rows).
+int edge_rows_14(int rows) { return rows >= 11 ? 14 : rows >= 8 ? 10 : rows >= 5 ? 7 : rows >= 3 ? 4 : 2; }
+
 // The whole tile, or the first 2, 4, 7 or 10 rows when the edge panel has no more.
 void ukernel_14x32(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, const SgemmEpilogue& ep) {
-  if (ep.rows >= 11) return ukernel_rx32<14>(kc, a, b, c, ldc, ep);
-  if (ep.rows >= 8) return ukernel_rx32<10>(kc, a, b, c, ldc, ep);
-  if (ep.rows >= 5) return ukernel_rx32<7>(kc, a, b, c, ldc, ep);
-  if (ep.rows >= 3) return ukernel_rx32<4>(kc, a, b, c, ldc, ep);
-  return ukernel_rx32<2>(kc, a, b, c, ldc, ep);
+  switch (edge_rows_14(ep.rows)) {
+    case 14: return ukernel_rx32<14>(kc, a, b, c, ldc, ep);
+    case 10: return ukernel_rx32<10>(kc, a, b, c, ldc, ep);
+    case 7: return ukernel_rx32<7>(kc, a, b, c, ldc, ep);
+    case 4: return ukernel_rx32<4>(kc, a, b, c, ldc, ep);
+    default: return ukernel_rx32<2>(kc, a, b, c, ldc, ep);
+  }
 }
 
 // r[0..15] (16 rows of 16 floats) -> r[j] = column j: unpacklo/hi_ps pair rows, unpacklo/
@@ -169,7 +174,7 @@ void pack_a_panel_14(const float* src, int64_t rs, int64_t cs, int64_t kc, int r
 // 14 cycles. MC x KC of A (336 x 1024 x 4 B = 1.3 MiB) fits the 2 MiB L2 with them; NC =
 // 512 keeps a packed KC x NC block of B at 2 MiB.
 SgemmKernelInfo sgemm_avx512_kernel() {
-  return {kMr, kNr, 336, 1024, 512, &ukernel_14x32, /*masked_cols=*/true, &pack_a_panel_14};
+  return {kMr, kNr, 336, 1024, 512, &ukernel_14x32, /*masked_cols=*/true, &pack_a_panel_14, &edge_rows_14};
 }
 
 }  // namespace tessera::cpu

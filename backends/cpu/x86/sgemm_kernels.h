@@ -60,6 +60,9 @@ struct SgemmKernelInfo {
   SgemmMicroKernel kernel;
   bool masked_cols = false;  // the kernel honours SgemmEpilogue::cols
   SgemmPackAPanel pack_a_panel = nullptr;  // this ISA's panel packer, or nullptr: the portable one
+  /// Rows the micro-kernel computes for an edge panel with `rows` (1..MR) valid rows: the
+  /// smallest of its row variants that covers them (nullptr: always MR).
+  int (*edge_rows)(int rows) = nullptr;
 };
 
 #if defined(__x86_64__) || defined(_M_X64)
