@@ -133,24 +133,32 @@ void pack_a(const float* src, int64_t rs, int64_t cs, int64_t mc, int64_t kc, co
   }
 }
 
+// One NR-wide panel, portably (SgemmPackBPanel).
+void pack_b_panel_generic(const float* src, int64_t rs, int64_t cs, int64_t kc, int cols, float* dst, int nr) {
+  if (cs == 1) {  // B not transposed: each p gives NR contiguous values
+    for (int64_t p = 0; p < kc; ++p) {
+      std::memcpy(dst + p * nr, src + p * rs, static_cast<size_t>(cols) * sizeof(float));
+      for (int c = cols; c < nr; ++c) dst[p * nr + c] = 0.f;
+    }
+  } else {  // B transposed (rs == 1): read each column of op(B) contiguously
+    for (int c = 0; c < cols; ++c) {
+      const float* s = src + c * cs;
+      for (int64_t p = 0; p < kc; ++p) dst[p * nr + c] = s[p];
+    }
+    for (int64_t p = 0; p < kc; ++p)
+      for (int c = cols; c < nr; ++c) dst[p * nr + c] = 0.f;
+  }
+}
+
 // Element (p, j) of op(B) is src[p * rs + j * cs]. Packs rows [0, kc) x columns [0, nc) into
-// NR-wide panels: dst[(panel * kc + p) * NR + c], columns past nc zero.
-void pack_b(const float* src, int64_t rs, int64_t cs, int64_t kc, int64_t nc, int nr, float* dst) {
+// NR-wide panels: dst[(panel * kc + p) * NR + c], columns past nc zero; with the ISA's panel
+// packer when it has one.
+void pack_b(const float* src, int64_t rs, int64_t cs, int64_t kc, int64_t nc, const SgemmKernelInfo& ki, float* dst) {
+  const int nr = ki.nr;
   for (int64_t j0 = 0; j0 < nc; j0 += nr, dst += kc * nr) {
     const int cols = static_cast<int>(std::min<int64_t>(nr, nc - j0));
-    if (cs == 1) {  // B not transposed: each p gives NR contiguous values
-      for (int64_t p = 0; p < kc; ++p) {
-        std::memcpy(dst + p * nr, src + p * rs + j0, static_cast<size_t>(cols) * sizeof(float));
-        for (int c = cols; c < nr; ++c) dst[p * nr + c] = 0.f;
-      }
-    } else {  // B transposed (rs == 1): read each column of op(B) contiguously
-      for (int c = 0; c < cols; ++c) {
-        const float* s = src + (j0 + c) * cs;
-        for (int64_t p = 0; p < kc; ++p) dst[p * nr + c] = s[p];
-      }
-      for (int64_t p = 0; p < kc; ++p)
-        for (int c = cols; c < nr; ++c) dst[p * nr + c] = 0.f;
-    }
+    if (ki.pack_b_panel) ki.pack_b_panel(src + j0 * cs, rs, cs, kc, cols, dst);
+    else pack_b_panel_generic(src + j0 * cs, rs, cs, kc, cols, dst, nr);
   }
 }
 
@@ -200,7 +208,7 @@ void sgemm_part(const SgemmArgs& g, const SgemmKernelInfo& ki, const ScratchLayo
       const bool first = pc == 0, last = pc + kc == g.k;
       const float* bblock = pb;
       if (g.packed_b) bblock = g.packed_b + pc * round_up(g.n, nr) + jc * kc;  // see sgemm_pack_b
-      else pack_b(g.b + pc * b_rs + jc * b_cs, b_rs, b_cs, kc, nc, nr, pb);
+      else pack_b(g.b + pc * b_rs + jc * b_cs, b_rs, b_cs, kc, nc, ki, pb);
       for (int64_t ic = m0; ic < m1; ic += mc_max) {
         const int64_t mc = std::min<int64_t>(mc_max, m1 - ic);
         const float* ablock = pa;
@@ -343,7 +351,7 @@ void sgemm_pack_b(const float* b, int64_t ldb, bool trans_b, int64_t k, int64_t 
   const int64_t rs = trans_b ? 1 : ldb, cs = trans_b ? ldb : 1;
   for (int64_t pc = 0; pc < k; pc += ki.kc) {
     const int64_t kc = std::min<int64_t>(ki.kc, k - pc);
-    pack_b(b + pc * rs, rs, cs, kc, n, ki.nr, dst + pc * round_up(n, ki.nr));
+    pack_b(b + pc * rs, rs, cs, kc, n, ki, dst + pc * round_up(n, ki.nr));
   }
 }
 

@@ -48,6 +48,11 @@ inline bool kernel_applies(FusedActivation::Kind k) {
 using SgemmMicroKernel = void (*)(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
                                   const SgemmEpilogue& ep);
 
+/// Packs one NR-wide panel of op(B): dst[p * NR + c] = src[p * rs + c * cs] for p < kc,
+/// c < cols (1..NR), zero for cols..NR-1. Either rs or cs is 1 (B stored row-major, or
+/// transposed). dst holds kc * NR floats.
+using SgemmPackBPanel = void (*)(const float* src, int64_t rs, int64_t cs, int64_t kc, int cols, float* dst);
+
 /// Packs one MR-tall panel of op(A): dst[p * MR + r] = src[r * rs + p * cs] for p < kc,
 /// r < rows (1..MR), zero for rows..MR-1. Either rs or cs is 1 (A stored row-major, or
 /// transposed). dst holds kc * MR floats.
@@ -59,7 +64,8 @@ struct SgemmKernelInfo {
   int mr, nr, mc, kc, nc;
   SgemmMicroKernel kernel;
   bool masked_cols = false;  // the kernel honours SgemmEpilogue::cols
-  SgemmPackAPanel pack_a_panel = nullptr;  // this ISA's panel packer, or nullptr: the portable one
+  SgemmPackAPanel pack_a_panel = nullptr;  // this ISA's panel packers, or nullptr: the portable ones
+  SgemmPackBPanel pack_b_panel = nullptr;
   /// Rows the micro-kernel computes for an edge panel with `rows` (1..MR) valid rows: the
   /// smallest of its row variants that covers them (nullptr: always MR).
   int (*edge_rows)(int rows) = nullptr;
