@@ -47,6 +47,13 @@ void ukernel_rx32(int64_t kc, const float* a, const float* b, float* c, int64_t 
     }
   const float* pf = ep.prefetch ? ep.prefetch : a;
   const int64_t pf_step = ep.prefetch ? ep.prefetch_step : 0;
+  // B in place (b_stride > 0): rows b_stride apart, only the first `cols` columns read.
+  const int64_t b_step = ep.b_stride > 0 ? ep.b_stride : kNr;
+  const int bcols = ep.b_stride > 0 ? (ep.cols < kNr ? ep.cols : kNr) : kNr;
+  const __mmask16 bm0 = bcols >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << bcols) - 1u);
+  const __mmask16 bm1 = bcols >= 32 ? __mmask16(0xFFFF)
+                        : bcols > 16 ? static_cast<__mmask16>((1u << (bcols - 16)) - 1u)
+                                     : __mmask16(0);
   for (int64_t p = 0; p < kc; ++p) {
     // acc[i][v] += a[p][i] * b[p][16v .. 16v+15]; A's panel 32 steps ahead towards L1 (it
     // runs on into the next panel, which follows it in the packed block): a pre-packed A
@@ -56,7 +63,7 @@ void ukernel_rx32(int64_t kc, const float* a, const float* b, float* c, int64_t 
     _mm_prefetch(reinterpret_cast<const char*>(a + 32 * kMr), _MM_HINT_T0);
     _mm_prefetch(reinterpret_cast<const char*>(pf), _MM_HINT_T1);
     pf += pf_step;
-    const __m512 b0 = _mm512_load_ps(b), b1 = _mm512_load_ps(b + 16);
+    const __m512 b0 = _mm512_maskz_loadu_ps(bm0, b), b1 = _mm512_maskz_loadu_ps(bm1, b + 16);
 #pragma GCC unroll 14
     for (int i = 0; i < R; ++i) {
       const __m512 ai = _mm512_set1_ps(a[i]);
@@ -64,7 +71,7 @@ void ukernel_rx32(int64_t kc, const float* a, const float* b, float* c, int64_t 
       acc[i][1] = _mm512_fmadd_ps(ai, b1, acc[i][1]);
     }
     a += kMr;
-    b += kNr;
+    b += b_step;
   }
   // C = act(alpha * acc + bias + beta * C + row_bias + addend)
   const EpilogueSimd<Vec> e(ep);
@@ -206,7 +213,8 @@ void pack_b_panel_32(const float* src, int64_t rs, int64_t cs, int64_t kc, int c
 // 14 cycles. MC x KC of A (336 x 1024 x 4 B = 1.3 MiB) fits the 2 MiB L2 with them; NC =
 // 512 keeps a packed KC x NC block of B at 2 MiB.
 SgemmKernelInfo sgemm_avx512_kernel() {
-  return {kMr, kNr, 336, 1024, 512, &ukernel_14x32, /*masked_cols=*/true, &pack_a_panel_14, &pack_b_panel_32, &edge_rows_14};
+  return {kMr, kNr, 336, 1024, 512, &ukernel_14x32, /*masked_cols=*/true, &pack_a_panel_14, &pack_b_panel_32, &edge_rows_14,
+          /*strided_b=*/true};
 }
 
 }  // namespace tessera::cpu

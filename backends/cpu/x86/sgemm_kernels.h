@@ -35,6 +35,10 @@ struct SgemmEpilogue {
   /// holding prefetch[p * prefetch_step] (nullptr: none; prefetches never fault).
   const float* prefetch = nullptr;
   int64_t prefetch_step = 0;
+  /// B read in place, for kernels with SgemmKernelInfo::strided_b: row p of the panel is
+  /// b[p * b_stride .. + NR) of a row-major op(B), its first `cols` columns (0: packed,
+  /// rows NR apart and zero-padded).
+  int64_t b_stride = 0;
 };
 
 /// True if the micro-kernels apply `k` in registers.
@@ -69,6 +73,7 @@ struct SgemmKernelInfo {
   /// Rows the micro-kernel computes for an edge panel with `rows` (1..MR) valid rows: the
   /// smallest of its row variants that covers them (nullptr: always MR).
   int (*edge_rows)(int rows) = nullptr;
+  bool strided_b = false;  // the kernel honours SgemmEpilogue::b_stride
 };
 
 #if defined(__x86_64__) || defined(_M_X64)
