@@ -443,7 +443,10 @@ class ConvKernel final : public Kernel {
         for (int64_t gi = 0; gi < group; ++gi) {
           const int64_t nb_img = std::min(narrow_batch, batch - n0), rows = nb_img * out_size;
           cpu::SgemmArgs a;
-          if (narrow_packed_col) {
+          // A 1x1 conv's X (K x positions) is col itself: sgemm packs its transpose.
+          const bool in_place = pointwise && nb_img == 1;
+          if (in_place) {
+          } else if (narrow_packed_col) {
 #if defined(__x86_64__) || defined(_M_X64)
             cpu::im2col_packed_a_avx512(geom2d, x + (n0 * c_in + gi * cg) * in_size, cg, nb_img, c_in * in_size,
                                         blocking.mr, blocking.kc, col);
@@ -456,7 +459,7 @@ class ConvKernel final : public Kernel {
           a.m = rows;
           a.n = mg;
           a.k = k_rows;
-          a.a = col;
+          a.a = in_place ? x + (n0 * c_in + gi * cg) * in_size : col;
           a.lda = rows;
           a.trans_a = true;
           a.b = w + gi * mg * k_rows;  // W[g]: mg x K, taken transposed
@@ -785,14 +788,19 @@ Result<std::unique_ptr<Kernel>> make_Conv_gemm(const CompileContext& ctx) {
       valid_range(g.in[last], g.out[last], g.strides[last], g.pads_begin[last], t * g.dilations[last],
                   &kern->tap_lo[static_cast<size_t>(t)], &kern->tap_hi[static_cast<size_t>(t)]);
   }
+  bool pointwise = true;
+  for (int d = 0; d < g.rank; ++d)
+    pointwise = pointwise && g.kernel[d] == 1 && g.strides[d] == 1 && g.pads_begin[d] == 0 && g.pads_end[d] == 0;
+  kern->pointwise = pointwise;
   // Transposed when the output has fewer positions than NR (Silero VAD: 1 to 4), or when
   // its positions fill the micro-kernel's tiles better as rows than as columns, by at least
-  // 5% after the transposed path's extra passes over its input and output (counted as 32
-  // more steps of K): ResNet-50's 7 x 7 = 49 positions by 512 channels tile as 49 x 512
+  // 5% after the transposed path's extra passes over its input and output (counted as 64
+  // more steps of K, 32 for a 1x1 conv): ResNet-50's 7 x 7 = 49 positions by 512 channels tile as 49 x 512
   // against 514 x 64 (3 x 3, K = 4608: 2.68 -> 1.51 ms), its 14 x 14 = 196 by 256 as
   // 196 x 256 against 256 x 224 (1.87 -> 1.53 ms); 196 by 1024 with K = 256 stays.
   const bool fewer_positions = kern->out_size < blk.nr;
-  const int64_t cost_t = cpu::sgemm_tile_area(kern->out_size, kern->mg, kern->isa) * (kern->k_rows + 32);
+  const int64_t extra = pointwise ? 32 : 64;  // a 1x1 conv's X is read in place: only Y^T is transposed
+  const int64_t cost_t = cpu::sgemm_tile_area(kern->out_size, kern->mg, kern->isa) * (kern->k_rows + extra);
   const int64_t cost_n = cpu::sgemm_tile_area(kern->mg, kern->out_size, kern->isa) * kern->k_rows;
   if (kern->mg >= blk.nr && (fewer_positions || cost_t * 20 < cost_n * 19)) {
     kern->narrow = true;
@@ -812,6 +820,7 @@ Result<std::unique_ptr<Kernel>> make_Conv_gemm(const CompileContext& ctx) {
     if (kern->narrow_packed_col)
       kern->col_bytes = align64(cpu::sgemm_packed_a_floats(rows, kern->k_rows, kern->isa) * sizeof(float));
 #endif
+    if (pointwise && kern->narrow_batch == 1) kern->col_bytes = 0;  // X is col (run: in_place)
     kern->yt_bytes = align64(static_cast<size_t>(rows * kern->mg) * sizeof(float));
     kern->scratch = kern->col_bytes + kern->yt_bytes +
                     align64(cpu::sgemm_scratch_bytes(rows, kern->mg, kern->k_rows, threads, kern->isa));
@@ -828,10 +837,6 @@ Result<std::unique_ptr<Kernel>> make_Conv_gemm(const CompileContext& ctx) {
     return std::unique_ptr<Kernel>(std::move(kern));
   }
 
-  bool pointwise = true;
-  for (int d = 0; d < g.rank; ++d)
-    pointwise = pointwise && g.kernel[d] == 1 && g.strides[d] == 1 && g.pads_begin[d] == 0 && g.pads_end[d] == 0;
-  kern->pointwise = pointwise;
 #if defined(__x86_64__) || defined(_M_X64)
   kern->im2col_avx512 = !pointwise && avx512 && g.rank == 2 && (g.strides[1] == 1 || g.strides[1] == 2);
 #endif
