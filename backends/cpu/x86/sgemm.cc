@@ -413,10 +413,15 @@ void sgemm(const SgemmArgs& args, void* scratch, ThreadPool* pool, int max_threa
   int threads = std::max(max_threads, 1);
   if (pool) threads = std::min(threads, pool->num_threads());
   else threads = 1;
-  // Small products are not worth waking threads for (~2 MFLOP per extra thread).
+  // Small products are not worth waking threads for (~2 MFLOP per extra thread); the
+  // small-M path is bound by reading B, so there ~256 KiB of B per thread (MobileNetV2's
+  // batch-1 classifier, 1280 x 1000: 5 MiB, which one thread streamed at half the speed).
   const double flops = 2.0 * static_cast<double>(g.m) * static_cast<double>(g.n) * static_cast<double>(g.k);
-  threads = static_cast<int>(std::max<double>(1, std::min<double>(threads, flops / 2e6)));
-  if (sgemm_small_m_applies(g, ki.nr)) {
+  const double b_bytes = 4.0 * static_cast<double>(g.n) * static_cast<double>(g.k);
+  const bool small_m = sgemm_small_m_applies(g, ki.nr);
+  const double per_thread = small_m ? std::max(flops / 2e6, b_bytes / (256.0 * 1024)) : flops / 2e6;
+  threads = static_cast<int>(std::max<double>(1, std::min<double>(threads, per_thread)));
+  if (small_m) {
     // Few rows: each part accumulates its panels' columns of every row (sgemm_small_m.cc).
     // Parts as sized for max_threads; this run uses at most as many, each in its own slot.
     // Scratch was sized for max_threads parts (small_m_bytes); this run uses at most as many.

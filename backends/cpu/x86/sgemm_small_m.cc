@@ -46,7 +46,26 @@ __attribute__((always_inline)) inline void accumulate(const float* a, int64_t a_
       c0[i] = load16(acc + i * ld + j);
       c1[i] = two ? load16(acc + i * ld + j + 16) : V16{};
     }
-    for (int64_t p = 0; p < kc; ++p) {
+    // Two rows of B per step into two sets of sums (with M = 1, one set is a chain of FMAs
+    // each waiting for the last); B's rows 32 ahead prefetched: the hardware prefetcher
+    // stops at each 4 KiB page, and a batch-1 fully connected layer streams its weights.
+    V16 d0[M], d1[M];
+    for (int i = 0; i < M; ++i) d0[i] = d1[i] = V16{};
+    int64_t p = 0;
+    for (; p + 2 <= kc; p += 2) {
+      const float* br = b + p * ldb + j;
+      __builtin_prefetch(br + 32 * ldb);
+      __builtin_prefetch(br + 33 * ldb);
+      const V16 b0 = load16(br), b1 = two ? load16(br + 16) : V16{};
+      const V16 e0 = load16(br + ldb), e1 = two ? load16(br + ldb + 16) : V16{};
+      for (int i = 0; i < M; ++i) {
+        const float ai = a[i * a_rs + p * a_cs], ak = a[i * a_rs + (p + 1) * a_cs];
+        c0[i] += ai * b0;
+        d0[i] += ak * e0;
+        if (two) c1[i] += ai * b1, d1[i] += ak * e1;
+      }
+    }
+    for (; p < kc; ++p) {
       const float* br = b + p * ldb + j;
       const V16 b0 = load16(br), b1 = two ? load16(br + 16) : V16{};
       for (int i = 0; i < M; ++i) {
@@ -56,8 +75,8 @@ __attribute__((always_inline)) inline void accumulate(const float* a, int64_t a_
       }
     }
     for (int i = 0; i < M; ++i) {
-      store16(acc + i * ld + j, c0[i]);
-      if (two) store16(acc + i * ld + j + 16, c1[i]);
+      store16(acc + i * ld + j, c0[i] + d0[i]);
+      if (two) store16(acc + i * ld + j + 16, c1[i] + d1[i]);
     }
   }
 }
