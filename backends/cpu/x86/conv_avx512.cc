@@ -20,6 +20,7 @@
 #include <limits>
 
 #include "backends/cpu/x86/conv_avx512.h"
+#include "backends/cpu/x86/transpose16_avx512.h"
 
 namespace tessera::cpu {
 
@@ -260,6 +261,117 @@ void im2col_packed_a_avx512(const Conv2dGeometry& g, const float* x, int64_t cha
         _mm512_mask_storeu_ps(d, panel_mask, v);
         if (++t == taps) t = 0, ++c;
       }
+    }
+  }
+}
+
+DepthwiseLanesShape depthwise_lanes_shape(const Conv2dGeometry& g) {
+  DepthwiseLanesShape sh;
+  sh.tile_rows = (g.oh - 1) * g.sh + (g.kh - 1) * g.dh + 1;
+  sh.tile_cols = (g.ow - 1) * g.sw + (g.kw - 1) * g.dw + 1;
+  return sh;
+}
+
+size_t depthwise_lanes_scratch_floats(const Conv2dGeometry& g) {
+  const DepthwiseLanesShape sh = depthwise_lanes_shape(g);
+  // T, then the outputs rounded up to whole groups of 16 positions.
+  return static_cast<size_t>(16 * sh.tile_rows * sh.tile_cols + 16 * ((g.oh * g.ow + 15) / 16 * 16));
+}
+
+namespace {
+
+// N output vectors of one row, from ox0: acc[j] = bias + sum_taps w[t] * T[..].
+template <int N>
+inline void lanes_row(const Conv2dGeometry& g, const float* trow, int64_t tcols, const __m512* wt, __m512 vb, int64_t ox0,
+                      float* out) {
+  __m512 acc[N];
+#pragma GCC unroll 8
+  for (int j = 0; j < N; ++j) acc[j] = vb;
+  for (int64_t kh = 0; kh < g.kh; ++kh) {
+    const float* tr = trow + kh * g.dh * tcols * 16;
+    for (int64_t kw = 0; kw < g.kw; ++kw) {
+      const __m512 w = wt[kh * g.kw + kw];
+      const float* t0 = tr + (ox0 * g.sw + kw * g.dw) * 16;
+#pragma GCC unroll 8
+      for (int j = 0; j < N; ++j) acc[j] = _mm512_fmadd_ps(w, _mm512_load_ps(t0 + j * g.sw * 16), acc[j]);
+    }
+  }
+#pragma GCC unroll 8
+  for (int j = 0; j < N; ++j) _mm512_store_ps(out + (ox0 + j) * 16, acc[j]);
+}
+
+}  // namespace
+
+void depthwise_lanes_avx512(const Conv2dGeometry& g, const float* x, const float* w, const float* bias, const float* z,
+                            float* y, int channels, float lo, float hi, float* scratch) {
+  const DepthwiseLanesShape sh = depthwise_lanes_shape(g);
+  const int64_t tr = sh.tile_rows, tc = sh.tile_cols, in_size = g.ih * g.iw, out_size = g.oh * g.ow;
+  const int64_t taps = g.kh * g.kw;
+  float* t = scratch;                  // tr x tc x 16
+  float* o = scratch + 16 * tr * tc;   // out_size (rounded up to 16) x 16
+  const __m512 zero = _mm512_setzero_ps();
+  // 1. T[r][q] = X[r - ph][q - pw] (16 channels), zero outside the plane.
+  const int64_t x_lo = std::max<int64_t>(0, g.pw), x_hi = std::min<int64_t>(tc, g.pw + g.iw);  // T columns inside
+  for (int64_t r = 0; r < tr; ++r) {
+    float* trow = t + r * tc * 16;
+    const int64_t iy = r - g.ph;
+    if (iy < 0 || iy >= g.ih || x_lo >= x_hi) {
+      for (int64_t q = 0; q < tc; ++q) _mm512_store_ps(trow + q * 16, zero);
+      continue;
+    }
+    for (int64_t q = 0; q < x_lo; ++q) _mm512_store_ps(trow + q * 16, zero);
+    for (int64_t q = x_hi; q < tc; ++q) _mm512_store_ps(trow + q * 16, zero);
+    const float* xrow = x + iy * g.iw;
+    for (int64_t q0 = x_lo; q0 < x_hi; q0 += 16) {
+      const int64_t n = std::min<int64_t>(16, x_hi - q0);
+      const __mmask16 cols = static_cast<__mmask16>((1u << n) - 1u);
+      __m512 v[16];
+#pragma GCC unroll 16
+      for (int c = 0; c < 16; ++c) v[c] = c < channels ? _mm512_maskz_loadu_ps(cols, xrow + c * in_size + (q0 - g.pw)) : zero;
+      transpose16_avx512(v);
+      // Unrolled, so that v stays in registers (a loop to n became a memcpy from the stack).
+#pragma GCC unroll 16
+      for (int j = 0; j < 16; ++j)
+        if (j < n) _mm512_store_ps(trow + (q0 + j) * 16, v[j]);
+    }
+  }
+  // 2. The outputs, 8 of a row at a time.
+  __m512 wt[kDepthwiseAvx512MaxTaps];
+  for (int64_t k = 0; k < taps; ++k) {
+    alignas(64) float lane[16] = {};
+    for (int c = 0; c < channels; ++c) lane[c] = w[c * taps + k];
+    wt[k] = _mm512_load_ps(lane);
+  }
+  alignas(64) float bl[16] = {};
+  if (bias)
+    for (int c = 0; c < channels; ++c) bl[c] = bias[c];
+  const __m512 vb = _mm512_load_ps(bl);
+  for (int64_t oy = 0; oy < g.oh; ++oy) {
+    const float* trow = t + oy * g.sh * tc * 16;
+    float* orow = o + oy * g.ow * 16;
+    int64_t ox = 0;
+    for (; ox + 8 <= g.ow; ox += 8) lanes_row<8>(g, trow, tc, wt, vb, ox, orow);
+    for (; ox + 4 <= g.ow; ox += 4) lanes_row<4>(g, trow, tc, wt, vb, ox, orow);
+    for (; ox < g.ow; ++ox) lanes_row<1>(g, trow, tc, wt, vb, ox, orow);
+  }
+  // 3. Back to the channel planes, 16 positions at a time: + Z, clamp.
+  const __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
+  const bool clamp = lo != -std::numeric_limits<float>::infinity() || hi != std::numeric_limits<float>::infinity();
+  for (int64_t p0 = 0; p0 < out_size; p0 += 16) {
+    const int64_t n = std::min<int64_t>(16, out_size - p0);
+    const __mmask16 pos = static_cast<__mmask16>((1u << n) - 1u);
+    __m512 v[16];
+#pragma GCC unroll 16
+    for (int j = 0; j < 16; ++j) v[j] = j < n ? _mm512_load_ps(o + (p0 + j) * 16) : zero;
+    transpose16_avx512(v);
+#pragma GCC unroll 16
+    for (int c = 0; c < 16; ++c) {
+      if (c >= channels) break;
+      __m512 r = v[c];
+      if (z) r = _mm512_add_ps(r, _mm512_maskz_loadu_ps(pos, z + c * out_size + p0));
+      // max(lo, r) then min(hi, .): a NaN stays NaN, as in the plane kernel.
+      if (clamp) r = _mm512_min_ps(vhi, _mm512_max_ps(vlo, r));
+      _mm512_mask_storeu_ps(y + c * out_size + p0, pos, r);
     }
   }
 }

@@ -1,7 +1,10 @@
 // AVX-512 pieces of the 2-D convolution (conv_avx512.cc), both reading input rows in place
 // with masked loads, so that zero padding costs nothing:
 // - the depthwise plane (group == channels, one input channel per output);
-// - one row of the im2col matrix (the GEMM path's B operand).
+// - the depthwise conv of 16 channels at a time with the channels in the vector lanes
+//   (small planes);
+// - one row of the im2col matrix (the GEMM path's B operand), and the transposed im2col
+//   matrix gathered straight into the packed A of the transposed product.
 // The general x86 code (conv_x86.cc) stays for other CPUs and shapes.
 //
 // Depthwise:
@@ -70,6 +73,29 @@ void depthwise_plane_avx512(const DepthwisePlan& p, const float* xp, const float
 /// Only call on a CPU with AVX-512F, with g.sw of 1 or 2.
 void im2col_row_avx512(const Conv2dGeometry& g, const float* xc, int64_t ky, int64_t kx, int64_t j0, int64_t nb,
                        float* dst);
+
+/// Depthwise with the channels in the vector lanes (multiplier 1: output channel c reads
+/// input channel c), 16 channels at a time, for planes whose rows fill few 16-float vectors
+/// (MobileNetV2's 14 x 14 and 7 x 7 planes use 14 and 7 of 16 lanes plane by plane):
+///   1. the 16 input planes are transposed (16 x 16 register transposes) into a zero-padded
+///      tile T[r][q][16] covering every tap's reach, T[r][q][c] = X_c[r - ph, q - pw];
+///   2. each output vector Y[oy][ox][16] = B + sum_{kh, kw} W[kh, kw][16] *
+///      T[oy*sh + kh*dh][ox*sw + kw*dw][16], 8 outputs at a time (one load and FMA per tap);
+///   3. transposed back to the 16 output planes, with the residual Z and the clamp [lo, hi].
+/// The summation order per output is the reference's (bias, then the taps row-major, then
+/// Z), so results match it exactly. Scratch: depthwise_lanes_scratch_floats(g) floats.
+struct DepthwiseLanesShape {
+  int64_t tile_rows = 0, tile_cols = 0;  // T's extent: every input row and column a tap reads
+};
+DepthwiseLanesShape depthwise_lanes_shape(const Conv2dGeometry& g);
+size_t depthwise_lanes_scratch_floats(const Conv2dGeometry& g);
+
+/// Channels c0 .. c0 + channels - 1 (channels <= 16): x, z and y point at channel c0's
+/// plane (planes ih*iw resp. oh*ow floats apart), w at its kh*kw taps (taps consecutive per
+/// channel), bias at its bias (or null: 0); z may be null. lo/hi as depthwise_plane_avx512.
+/// Needs kh * kw <= kDepthwiseAvx512MaxTaps. Only call on a CPU with AVX-512F.
+void depthwise_lanes_avx512(const Conv2dGeometry& g, const float* x, const float* w, const float* bias, const float* z,
+                            float* y, int channels, float lo, float hi, float* scratch);
 
 constexpr int64_t kIm2colPackedMaxTaps = 64;  // kh * kw of im2col_packed_a_avx512
 

@@ -6,6 +6,7 @@
 
 #include "backends/cpu/x86/sgemm_epilogue_simd.h"
 #include "backends/cpu/x86/sgemm_kernels.h"
+#include "backends/cpu/x86/transpose16_avx512.h"
 
 namespace tessera::cpu {
 
@@ -135,38 +136,6 @@ void ukernel_14x32(int64_t kc, const float* a, const float* b, float* c, int64_t
   ukernel_rows<false>(kc, a, b, c, ldc, ep);
 }
 
-// r[0..15] (16 rows of 16 floats) -> r[j] = column j: unpacklo/hi_ps pair rows, unpacklo/
-// hi_pd make 4 x 4 blocks within each 128-bit lane, two shuffle_f32x4 rounds gather the
-// lanes (64 shuffles for 256 floats; the scalar loop moved one float per load and store).
-inline void transpose16(__m512 r[16]) {
-  __m512 t[16], u[16];
-#pragma GCC unroll 8
-  for (int i = 0; i < 16; i += 2) {
-    t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
-    t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
-  }
-  // u[4 i + q], lane l: rows 4 i .. 4 i + 3 at column 4 l + q.
-#pragma GCC unroll 4
-  for (int i = 0; i < 16; i += 4) {
-    const __m512d a = _mm512_castps_pd(t[i]), b = _mm512_castps_pd(t[i + 1]);
-    const __m512d c = _mm512_castps_pd(t[i + 2]), d = _mm512_castps_pd(t[i + 3]);
-    u[i] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, c));
-    u[i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, c));
-    u[i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(b, d));
-    u[i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(b, d));
-  }
-  // Column 4 l + q = lane l of u[q], u[4 + q], u[8 + q], u[12 + q].
-#pragma GCC unroll 4
-  for (int q = 0; q < 4; ++q) {
-    const __m512 v0 = _mm512_shuffle_f32x4(u[q], u[4 + q], 0x44), v1 = _mm512_shuffle_f32x4(u[q], u[4 + q], 0xEE);
-    const __m512 w0 = _mm512_shuffle_f32x4(u[8 + q], u[12 + q], 0x44), w1 = _mm512_shuffle_f32x4(u[8 + q], u[12 + q], 0xEE);
-    r[q] = _mm512_shuffle_f32x4(v0, w0, 0x88);
-    r[4 + q] = _mm512_shuffle_f32x4(v0, w0, 0xDD);
-    r[8 + q] = _mm512_shuffle_f32x4(v1, w1, 0x88);
-    r[12 + q] = _mm512_shuffle_f32x4(v1, w1, 0xDD);
-  }
-}
-
 // One 14-tall panel (SgemmPackAPanel). Row-major A (cs == 1): 16 x 16 blocks (rows past
 // `rows` zero) transposed in registers, each column stored as 14 floats. Transposed A
 // (rs == 1): each p is `rows` contiguous floats, one masked load and store.
@@ -183,7 +152,7 @@ void pack_a_panel_14(const float* src, int64_t rs, int64_t cs, int64_t kc, int r
     __m512 r[16];
 #pragma GCC unroll 16
     for (int i = 0; i < 16; ++i) r[i] = i < rows ? _mm512_maskz_loadu_ps(cols, src + i * rs + p0) : _mm512_setzero_ps();
-    transpose16(r);
+    transpose16_avx512(r);
     for (int64_t j = 0; j < width; ++j) _mm512_mask_storeu_ps(dst + (p0 + j) * kMr, kPanel, r[j]);
   }
 }
@@ -214,7 +183,7 @@ void pack_b_panel_32(const float* src, int64_t rs, int64_t cs, int64_t kc, int c
 #pragma GCC unroll 16
       for (int i = 0; i < 16; ++i)
         r[i] = c0 + i < cols ? _mm512_maskz_loadu_ps(ps, src + (c0 + i) * cs + p0) : _mm512_setzero_ps();
-      transpose16(r);
+      transpose16_avx512(r);
       for (int64_t j = 0; j < width; ++j) _mm512_storeu_ps(dst + (p0 + j) * kNr + c0, r[j]);
     }
   }
