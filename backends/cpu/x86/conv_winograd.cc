@@ -368,7 +368,7 @@ Result<std::unique_ptr<Kernel>> make_Conv_winograd(const CompileContext& ctx, bo
   k->th = (k->oh + 3) / 4;
   k->tw = (k->ow + 3) / 4;
   // The heuristic: at least 2 x 16 tiles per image (a 14 x 14 output has 16, whose GEMMs
-  // fill half of each 32-wide panel; im2col's transposed product fills its tiles, 1.86 ->
+  // fill half of each 32-wide panel; im2col's transposed product fills its tiles, 1.87 ->
   // 1.53 ms for ResNet-50's 256-channel 14 x 14 layer).
   if (heuristic) {
     const char* env = std::getenv("TESSERA_WINOGRAD");

@@ -831,9 +831,10 @@ Result<std::unique_ptr<Kernel>> make_Conv_gemm(const CompileContext& ctx) {
   // Transposed when the output has fewer positions than NR (Silero VAD: 1 to 4), or when
   // its positions fill the micro-kernel's tiles better as rows than as columns, by at least
   // 5% after the transposed path's extra passes over its input and output (counted as 64
-  // more steps of K, 32 for a 1x1 conv): ResNet-50's 7 x 7 = 49 positions by 512 channels tile as 49 x 512
-  // against 514 x 64 (3 x 3, K = 4608: 2.68 -> 1.51 ms), its 14 x 14 = 196 by 256 as
-  // 196 x 256 against 256 x 224 (1.87 -> 1.53 ms); 196 by 1024 with K = 256 stays.
+  // more steps of K, 32 for a 1x1 conv): ResNet-50's 7 x 7 = 49 positions by 512 channels
+  // tile as 49 x 512 against 514 x 64 (3 x 3, K = 4608: 2.68 -> 1.51 ms), its 14 x 14 = 196
+  // by 256 as 196 x 256 against 256 x 224 (1.87 -> 1.53 ms); 196 by 1024 with K = 256
+  // stays.
   const bool fewer_positions = kern->out_size < blk.nr;
   const int64_t extra = pointwise ? 32 : 64;  // a 1x1 conv's X is read in place: only Y^T is transposed
   const int64_t cost_t = cpu::sgemm_tile_area(kern->out_size, kern->mg, kern->isa) * (kern->k_rows + extra);

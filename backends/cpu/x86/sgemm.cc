@@ -203,8 +203,8 @@ void sgemm_part(const SgemmArgs& g, const SgemmKernelInfo& ki, const ScratchLayo
   const int64_t mc_max = balanced_block(m1 - m0, ki.mc, mr), nc_max = balanced_block(n1 - n0, ki.nc, nr);
   // A row-major B that only a few row panels read (a 1x1 Conv to 16 or 24 channels: X is
   // B, 32 x 12544) is read in place by a kernel that can: packing it would cost as much as
-  // the product.
-  // (MobileNetV2's 32 -> 16 at 112 x 112: 0.31 -> 0.23 ms; more than 3 panels gained nothing.)
+  // the product (MobileNetV2's 32 -> 16 at 112 x 112: 0.31 -> 0.23 ms; allowing more than
+  // 3 panels gained nothing).
   const bool direct_b = ki.strided_b && ki.masked_cols && !g.packed_b && !g.trans_b && m1 - m0 <= 3 * mr;
   for (int64_t jc = n0; jc < n1; jc += nc_max) {
     const int64_t nc = std::min<int64_t>(nc_max, n1 - jc);

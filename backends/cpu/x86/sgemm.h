@@ -15,7 +15,10 @@
 //         for jr in NC step NR     (B micro-panel KC x NR in L1, or L2 on AVX-512: KC 1024)
 //           for ir in MC step MR   micro-kernel: an MR x NR tile of C in registers
 // beta and bias are applied on the first KC pass, Relu on the last, inside the micro-kernel
-// while the tile is in registers (a fused epilogue).
+// while the tile is in registers (a fused epilogue). On AVX-512 the panels are packed with
+// 16 x 16 register transposes, the next B micro-panel is prefetched a slice per micro-kernel
+// call, and a row-major B that at most 3 row panels read is not packed at all (the kernel
+// reads its rows in place).
 //
 // ISAs: an AVX-512F micro-kernel (14 x 32: 28 zmm accumulators), an AVX2+FMA one (6 x 16:
 // 12 ymm accumulators), each compiled with its own flags in its own file and chosen at run
