@@ -157,6 +157,11 @@ std::vector<Case> cases() {
       {"transposed 1x1 (X read in place)", {1, 256, 7, 7}, {256, 256, 1, 1}, {}},
       {"transposed 1x1, 3 images in one product", {3, 64, 7, 7}, {256, 64, 1, 1}, {}},
       {"narrow 1-D 1x1 (X read in place)", {2, 40, 3}, {64, 40, 1}, {}},
+      // At most 4 rows in the product (the SGEMM's small-M path) with col^T pre-packed: found
+      // by a fuzzer (the small-M path read the packed panels as an unpacked A).
+      {"narrow 1 position, 32 channels", {1, 1, 2, 2}, {32, 1, 2, 2}, {}},
+      {"narrow 1x1 on 1x1, 3 images (an SE or FC head)", {3, 112, 1, 1}, {86, 112, 1, 1}, {}},
+      {"narrow 1x1 stride 2, 4 positions", {1, 16, 4, 4}, {40, 16, 1, 1}, {attr_ints("strides", V{2, 2})}},
       {"size-1 spatial", {1, 7, 1, 1}, {9, 7, 1, 1}, {}},
       {"1-D", {2, 5, 37}, {6, 5, 5}, {attr_ints("pads", V{2, 1})}},
       {"1-D stride 3 dilation 2", {1, 4, 50}, {8, 4, 3}, {attr_ints("strides", V{3}), attr_ints("dilations", V{2})}},
@@ -190,10 +195,14 @@ TEST(ConvX86, ManyThreads) {
   const Case small{"small many threads", {1, 64, 3, 12}, {128, 64, 3, 3}, {attr_ints("pads", V{1, 1, 1, 1})}};
   const Case big{"big many threads", {1, 16, 40, 50}, {24, 16, 3, 3}, {attr_ints("pads", V{1, 1, 1, 1})}};
   const Case pw{"pointwise many threads", {1, 64, 4, 6}, {96, 64, 1, 1}, {}};
-  for (const Case* c : {&small, &big, &pw}) {
+  // Two tiles of 128 and 97 columns, each product split over 2 threads (found by a fuzzer:
+  // wrong at exactly 2 threads).
+  const Case pw15{"pointwise 15x15 two tiles", {1, 256, 15, 15}, {100, 256, 1, 1}, {}};
+  for (const Case* c : {&small, &big, &pw, &pw15}) {
     check(*c, true, &pool4, 4, false, rng);
     check(*c, true, &pool2, 4, false, rng);
     check(*c, false, nullptr, 3, false, rng);
+    check(*c, true, &pool2, 2, true, rng);
   }
 }
 

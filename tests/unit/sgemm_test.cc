@@ -31,6 +31,9 @@ struct Case {
   bool pack_a = false, row_bias = false, addend = false;
   FusedActivation::Kind act = FusedActivation::Kind::kNone;
   bool pack_b = false;  // op(B) pre-packed by sgemm_pack_b
+  // Scratch sized for a larger product (0: this one's own size), as a Conv sizes it for its
+  // widest tile and runs a narrower last one.
+  int64_t plan_m = 0, plan_n = 0, plan_k = 0;
 };
 
 double apply_act(FusedActivation::Kind k, double x) {
@@ -114,7 +117,8 @@ void check(const Case& cs, SgemmIsa isa, ThreadPool* pool, int threads, uint32_t
     g.ld_addend = ldc;
   }
   g.act = make_act(cs.act);
-  const size_t bytes = sgemm_scratch_bytes(cs.m, cs.n, cs.k, threads, isa);
+  const size_t bytes = sgemm_scratch_bytes(std::max(cs.m, cs.plan_m), std::max(cs.n, cs.plan_n), std::max(cs.k, cs.plan_k),
+                                           threads, isa);
   std::vector<uint8_t> scratch_store(bytes + 64 + 256, 0xEE);
   uint8_t* scratch = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(scratch_store.data()) + 63) / 64 * 64);
   // Guard bytes after the scratch: the GEMM must stay within what it asked for.
@@ -279,6 +283,25 @@ TEST(Sgemm, Large512EveryPath) {
   for (SgemmIsa isa : available_isas()) {
     check({512, 512, 512, false, false, 1.f, 0.f, false, false}, isa, &pool, 2, seed++);
     check({512, 512, 512, true, true, 1.f, 1.f, true, true}, isa, nullptr, 1, seed++);
+  }
+}
+
+TEST(Sgemm, ScratchForALargerProductHoldsASmallerOne) {
+  // Sized for 100 x 128 (cut by columns on 2 threads), run at 100 x 97 (cut by rows): found
+  // by a fuzzer as memory corruption in a 1x1 Conv on a 15 x 15 input at 2 threads. Every
+  // smaller shape below must stay within the scratch (check's guard bytes) and be right.
+  ThreadPool pool(2), pool3(3);
+  for (SgemmIsa isa : available_isas()) {
+    uint32_t seed = 300;
+    for (const auto& d : {std::array<int64_t, 3>{100, 97, 256}, std::array<int64_t, 3>{100, 33, 256},
+                          std::array<int64_t, 3>{7, 128, 256}, std::array<int64_t, 3>{3, 128, 256},
+                          std::array<int64_t, 3>{100, 128, 17}, std::array<int64_t, 3>{1, 1, 1}}) {
+      Case c{d[0], d[1], d[2], false, false, 1.f, 0.f, true, false};
+      c.plan_m = 100, c.plan_n = 128, c.plan_k = 256;
+      check(c, isa, &pool, 2, seed++);
+      check(c, isa, &pool3, 3, seed++);
+      check(c, isa, nullptr, 2, seed++);
+    }
   }
 }
 

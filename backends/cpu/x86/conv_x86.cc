@@ -484,7 +484,9 @@ class ConvKernel final : public Kernel {
           a.m = rows;
           a.n = mg;
           a.k = k_rows;
-          a.a = in_place ? x + (n0 * c_in + gi * cg) * in_size : col;
+          // With col^T pre-packed, A is not given unpacked (the SGEMM's small-M path, for up to
+          // 4 rows, reads only an unpacked A: it would read the packed panels as one).
+          a.a = narrow_packed_col && !in_place ? nullptr : in_place ? x + (n0 * c_in + gi * cg) * in_size : col;
           a.lda = rows;
           a.trans_a = true;
           a.b = w + gi * mg * k_rows;  // W[g]: mg x K, taken transposed

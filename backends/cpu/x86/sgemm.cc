@@ -340,15 +340,20 @@ size_t small_m_bytes(const SgemmKernelInfo& ki, int64_t m, int64_t n, int parts)
   return align_up(static_cast<size_t>(m * ((n + ki.nr - 1) / ki.nr * ki.nr + 16 * parts)) * sizeof(float));
 }
 
+// Every part's blocks are at most the whole product's (A: MC x KC, B: KC x NC, both capped
+// by m, n, k), so `parts` slices of the whole product's layout hold any split, by rows or by
+// columns, of any product no larger in m, n and k on at most `threads` threads. (Sizing by
+// the split of (m, n) itself was not enough: a Conv's last, narrower tile, 100 x 97 after
+// tiles of 100 x 128, is cut by rows where the full tiles were cut by columns, and needed
+// more than the scratch had: memory corruption at 2 threads.)
 size_t sgemm_scratch_bytes(int64_t m, int64_t n, int64_t k, int threads, SgemmIsa isa) {
   const SgemmKernelInfo ki = kernel_for(isa);
-  const Split s = split_for(ki, m, n, std::max(threads, 1));
-  const ScratchLayout lay =
-      layout_for(ki, s.by_columns ? m : max_part(s, m), s.by_columns ? max_part(s, n) : n, k);
-  size_t bytes = lay.per_thread() * static_cast<size_t>(s.parts);
-  if (m >= 1 && m <= kSmallM) {  // the small-M path may run instead (its own split)
+  const int64_t units = std::max((m + ki.mr - 1) / ki.mr, (n + ki.nr - 1) / ki.nr);
+  const int64_t parts = std::max<int64_t>(1, std::min<int64_t>(std::max(threads, 1), units));
+  size_t bytes = layout_for(ki, m, n, k).per_thread() * static_cast<size_t>(parts);
+  if (m >= 1) {  // the small-M path may run instead (its own split), for up to kSmallM rows
     const Split sm = small_m_split(ki, n, std::max(threads, 1));
-    bytes = std::max(bytes, small_m_bytes(ki, m, n, sm.parts));
+    bytes = std::max(bytes, small_m_bytes(ki, std::min<int64_t>(m, kSmallM), n, sm.parts));
   }
   return bytes;
 }
@@ -423,7 +428,6 @@ void sgemm(const SgemmArgs& args, void* scratch, ThreadPool* pool, int max_threa
   threads = static_cast<int>(std::max<double>(1, std::min<double>(threads, per_thread)));
   if (small_m) {
     // Few rows: each part accumulates its panels' columns of every row (sgemm_small_m.cc).
-    // Parts as sized for max_threads; this run uses at most as many, each in its own slot.
     // Scratch was sized for max_threads parts (small_m_bytes); this run uses at most as many.
     const Split use = small_m_split(ki, g.n, threads);
     float* acc = static_cast<float*>(scratch);
@@ -437,18 +441,11 @@ void sgemm(const SgemmArgs& args, void* scratch, ThreadPool* pool, int max_threa
     else pool->parallel_for(use.parts, run_parts);
     return;
   }
-  const Split s = split_for(ki, g.m, g.n, threads);
-  // Layout as sized for max_threads (>= this run's parts), so it fits the scratch.
-  const Split planned = split_for(ki, g.m, g.n, std::max(max_threads, 1));
-  const ScratchLayout lay_run = layout_for(ki, s.by_columns ? g.m : max_part(s, g.m), s.by_columns ? max_part(s, g.n) : g.n, g.k);
-  const ScratchLayout lay_planned =
-      layout_for(ki, planned.by_columns ? g.m : max_part(planned, g.m), planned.by_columns ? max_part(planned, g.n) : g.n, g.k);
-  // Fewer parts than planned may need bigger per-thread blocks: they must fit in the
-  // planned total (they do: blocks are capped at MC x KC and KC x NC and the total scales
-  // with the parts), else fall back to the planned split.
-  const bool fits = lay_run.per_thread() * static_cast<size_t>(s.parts) <= lay_planned.per_thread() * static_cast<size_t>(planned.parts);
-  const Split use = fits ? s : planned;
-  const ScratchLayout lay = fits ? lay_run : lay_planned;
+  // This run's split on at most max_threads threads: its parts and their blocks fit the
+  // scratch (sgemm_scratch_bytes).
+  const Split use = split_for(ki, g.m, g.n, threads);
+  const ScratchLayout lay =
+      layout_for(ki, use.by_columns ? g.m : max_part(use, g.m), use.by_columns ? max_part(use, g.n) : g.n, g.k);
   uint8_t* base = static_cast<uint8_t*>(scratch);
   auto run_parts = [&](int64_t begin, int64_t end) {
     for (int64_t t = begin; t < end; ++t) {
