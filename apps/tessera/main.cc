@@ -2,7 +2,7 @@
 //   tessera convert IN.onnx -o OUT.tsr
 //   tessera inspect FILE.tsr [--json]
 //   tessera run FILE.tsr --input NAME=FILE.npy|FILE.pb ... --output-dir DIR [--output-format npy|pb]
-//                        [--backend cpu] [--verbose]
+//                        [--backend cpu] [--threads N] [--verbose]
 //   tessera bench FILE.tsr [--input NAME=FILE.npy ... | --random] --threads N --runs K [--json]
 // Every failure prints "tessera: error: ..." naming the culprit and exits non-zero.
 #include <CLI/CLI.hpp>
@@ -333,8 +333,8 @@ int cmd_inspect(const std::string& path, bool json) {
 }
 
 int cmd_run(const std::string& path, const InputArgs& ia, const std::string& out_dir, const std::string& out_format,
-            const std::string& backend, bool verbose) {
-  auto sr = open_session(path, backend, 0);
+            const std::string& backend, int threads, bool verbose) {
+  auto sr = open_session(path, backend, threads);
   if (!sr.is_ok()) return fail(sr.status());
   Session& s = *sr.value();
   if (ia.inputs.empty() && !ia.random && !s.inputs().empty())
@@ -510,6 +510,7 @@ int tessera_main(int argc, char** argv) {
   inspect->add_flag("--json", insp_json, "print one JSON object");
 
   std::string run_path, run_out, run_format = "npy", run_backend = "cpu";
+  int run_threads = 0;
   bool run_verbose = false;
   InputArgs run_in;
   auto* run = app.add_subcommand("run", "run a .tsr model on .npy inputs and write .npy outputs");
@@ -521,6 +522,9 @@ int tessera_main(int argc, char** argv) {
       ->check(CLI::IsMember({"npy", "pb"}))
       ->capture_default_str();
   run->add_option("--backend", run_backend, "backends in order of preference; the CPU is always the fallback")
+      ->capture_default_str();
+  run->add_option("--threads", run_threads, "CPU threads (0: one per physical core)")
+      ->check(CLI::Range(0, 1024))
       ->capture_default_str();
   run->add_flag("--verbose,-v", run_verbose, "print the plan: which node runs where, arena size");
   run->add_flag("--no-fusion", g_no_fusion, "one kernel per node: no Conv/MatMul/Gemm + Add + activation fusion");
@@ -580,7 +584,7 @@ int tessera_main(int argc, char** argv) {
     return 0;
   }
   if (*run) {
-    return cmd_run(run_path, run_in, run_out, run_format, run_backend, run_verbose);
+    return cmd_run(run_path, run_in, run_out, run_format, run_backend, run_threads, run_verbose);
   }
   if (*bench) return cmd_bench(bench_path, bench_in, bench_backend, bench_threads, bench_runs, bench_warmup, bench_json, bench_profile);
   return 1;

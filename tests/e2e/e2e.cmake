@@ -47,7 +47,7 @@ else()
 
   # Bad input at the command line: a clean non-zero exit that names the problem.
   foreach(_case convert_missing_file convert_malformed_onnx run_missing_input run_wrong_shape
-                run_wrong_dtype run_truncated_tsr unknown_flag)
+                run_wrong_dtype run_truncated_tsr unknown_flag run_threads)
     add_test(NAME e2e.cli.${_case}
              COMMAND ${_tsr_e2e_cmd} --work-dir ${_tsr_e2e_work}/${_case} --case ${_case})
     set_tests_properties(e2e.cli.${_case} PROPERTIES

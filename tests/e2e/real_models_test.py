@@ -267,6 +267,26 @@ def case_unknown_flag(binary, models_dir, work):
     print("ok: --threads 1 --threads 2 runs with 2")
 
 
+def case_run_threads(binary, models_dir, work):
+    tsr, inputs = _vad(binary, models_dir, work)
+    args = write_inputs(work, inputs)
+    outs = {}
+    for t in ("1", "2", "3"):
+        out_dir = os.path.join(work, "out" + t)
+        rc, out = tessera(binary, "run", tsr, *args, "--threads", t, "--output-dir", out_dir)
+        if rc != 0:
+            raise Failure(f"run --threads {t}: exit {rc}:\n{out}")
+        outs[t] = {f: np.load(os.path.join(out_dir, f)) for f in sorted(os.listdir(out_dir))}
+    for t in ("2", "3"):
+        for f, a in outs["1"].items():
+            d = float(np.max(np.abs(outs[t][f].astype(np.float64) - a))) if a.size else 0.0
+            if not d <= 1e-5 * max(1.0, float(np.max(np.abs(a)))):
+                raise Failure(f"run --threads {t}: output {f} differs from --threads 1 by {d}")
+    rc, out = tessera(binary, "run", tsr, *args, "--threads", "-1", "--output-dir", os.path.join(work, "bad"))
+    expect_clean_error(rc, out, ["--threads"])
+    print("ok: run --threads 1, 2 and 3 agree; --threads -1 is refused")
+
+
 CASES = {name[len("case_"):]: fn for name, fn in globals().items() if name.startswith("case_")}
 
 
