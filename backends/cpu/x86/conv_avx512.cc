@@ -302,7 +302,12 @@ inline void lanes_row(const Conv2dGeometry& g, const float* trow, int64_t tcols,
 
 }  // namespace
 
-void depthwise_lanes_avx512(const Conv2dGeometry& g, const float* x, const float* w, const float* bias, const float* z,
+void depthwise_lanes_weights(const float* w, int64_t taps, int channels, float* wl) {
+  for (int64_t t = 0; t < taps; ++t)
+    for (int c = 0; c < 16; ++c) wl[t * 16 + c] = c < channels ? w[c * taps + t] : 0.f;
+}
+
+void depthwise_lanes_avx512(const Conv2dGeometry& g, const float* x, const float* wl, const float* bias, const float* z,
                             float* y, int channels, float lo, float hi, float* scratch) {
   const DepthwiseLanesShape sh = depthwise_lanes_shape(g);
   const int64_t tr = sh.tile_rows, tc = sh.tile_cols, in_size = g.ih * g.iw, out_size = g.oh * g.ow;
@@ -337,11 +342,7 @@ void depthwise_lanes_avx512(const Conv2dGeometry& g, const float* x, const float
   }
   // 2. The outputs, 8 of a row at a time.
   __m512 wt[kDepthwiseAvx512MaxTaps];
-  for (int64_t k = 0; k < taps; ++k) {
-    alignas(64) float lane[16] = {};
-    for (int c = 0; c < channels; ++c) lane[c] = w[c * taps + k];
-    wt[k] = _mm512_load_ps(lane);
-  }
+  for (int64_t k = 0; k < taps; ++k) wt[k] = _mm512_loadu_ps(wl + k * 16);
   alignas(64) float bl[16] = {};
   if (bias)
     for (int c = 0; c < channels; ++c) bl[c] = bias[c];

@@ -90,11 +90,18 @@ struct DepthwiseLanesShape {
 DepthwiseLanesShape depthwise_lanes_shape(const Conv2dGeometry& g);
 size_t depthwise_lanes_scratch_floats(const Conv2dGeometry& g);
 
+/// The weights of channels c0 .. c0 + channels - 1 (channels <= 16) in the lanes' layout:
+/// wl[t * 16 + c] = w[c * taps + t] (w at channel c0's taps, taps consecutive per channel),
+/// 0 for c >= channels; wl holds taps * 16 floats. Done once at plan time for constant
+/// weights.
+void depthwise_lanes_weights(const float* w, int64_t taps, int channels, float* wl);
+
 /// Channels c0 .. c0 + channels - 1 (channels <= 16): x, z and y point at channel c0's
-/// plane (planes ih*iw resp. oh*ow floats apart), w at its kh*kw taps (taps consecutive per
-/// channel), bias at its bias (or null: 0); z may be null. lo/hi as depthwise_plane_avx512.
-/// Needs kh * kw <= kDepthwiseAvx512MaxTaps. Only call on a CPU with AVX-512F.
-void depthwise_lanes_avx512(const Conv2dGeometry& g, const float* x, const float* w, const float* bias, const float* z,
+/// plane (planes ih*iw resp. oh*ow floats apart), wl at their weights as
+/// depthwise_lanes_weights lays them out, bias at c0's bias (or null: 0); z may be null.
+/// lo/hi as depthwise_plane_avx512. Needs kh * kw <= kDepthwiseAvx512MaxTaps. Only call on
+/// a CPU with AVX-512F.
+void depthwise_lanes_avx512(const Conv2dGeometry& g, const float* x, const float* wl, const float* bias, const float* z,
                             float* y, int channels, float lo, float hi, float* scratch);
 
 constexpr int64_t kIm2colPackedMaxTaps = 64;  // kh * kw of im2col_packed_a_avx512

@@ -368,8 +368,11 @@ class ConvKernel final : public Kernel {
   cpu::DepthwisePlan dw_plan;
   // Depthwise with 16 channels in the vector lanes (conv_avx512.h), for small planes with
   // one output channel per input channel; per-thread scratch dw_lanes_bytes.
+  // Its weights in the lanes' layout (depthwise_lanes_weights), per block of 16 channels:
+  // made at plan time for constant weights, else per run in the slot (after the tile).
   bool dw_lanes = false;
-  size_t dw_lanes_bytes = 0;
+  size_t dw_lanes_bytes = 0, dw_lanes_w_offset = 0;  // slot bytes; floats from slot to its weights
+  std::vector<float> dw_lanes_w;                     // blocks x taps x 16, or empty
   // im2col rows on AVX-512 (conv_avx512.h; 2-D, stride along W 1 or 2, packed B only).
   bool im2col_avx512 = false;
   cpu::Conv2dGeometry geom2d;
@@ -414,7 +417,12 @@ class ConvKernel final : public Kernel {
             const int64_t n = task / blocks, c0 = task % blocks * 16;
             const int channels = static_cast<int>(std::min<int64_t>(16, m_out - c0));
             const int64_t plane0 = n * m_out + c0;
-            cpu::depthwise_lanes_avx512(geom2d, x + plane0 * in_size, w + c0 * k_size, b ? b + c0 : nullptr,
+            const float* wl = dw_lanes_w.data() + c0 * k_size;
+            if (dw_lanes_w.empty()) {
+              cpu::depthwise_lanes_weights(w + c0 * k_size, k_size, channels, s + dw_lanes_w_offset);
+              wl = s + dw_lanes_w_offset;
+            }
+            cpu::depthwise_lanes_avx512(geom2d, x + plane0 * in_size, wl, b ? b + c0 : nullptr,
                                         z ? z + plane0 * out_size : nullptr, y + plane0 * out_size, channels, dw_lo, dw_hi, s);
             if (dw_post_act)
               for (int c = 0; c < channels; ++c) activate_plane(act, y + (plane0 + c) * out_size, out_size);
@@ -468,25 +476,25 @@ class ConvKernel final : public Kernel {
         for (int64_t gi = 0; gi < group; ++gi) {
           const int64_t nb_img = std::min(narrow_batch, batch - n0), rows = nb_img * out_size;
           cpu::SgemmArgs a;
-          // A 1x1 conv's X (K x positions) is col itself: sgemm packs its transpose.
-          const bool in_place = pointwise && nb_img == 1;
-          if (in_place) {
+          // op(A) = col^T (rows x K), col stored K x rows. A 1x1 conv's X (K x positions) is
+          // col itself: sgemm packs its transpose. Pre-packed, A is not also given unpacked
+          // (the SGEMM's small-M path, for up to 4 rows, reads only an unpacked A).
+          const float* xg = x + (n0 * c_in + gi * cg) * in_size;
+          if (pointwise && nb_img == 1) {
+            a.a = xg;
           } else if (narrow_packed_col) {
 #if defined(__x86_64__) || defined(_M_X64)
-            cpu::im2col_packed_a_avx512(geom2d, x + (n0 * c_in + gi * cg) * in_size, cg, nb_img, c_in * in_size,
-                                        blocking.mr, blocking.kc, col);
+            cpu::im2col_packed_a_avx512(geom2d, xg, cg, nb_img, c_in * in_size, blocking.mr, blocking.kc, col);
             a.packed_a = col;
 #endif
           } else {
             for (int64_t i = 0; i < nb_img; ++i)  // image n0 + i: columns [i * out_size, (i + 1) * out_size)
-              im2col(x + ((n0 + i) * c_in + gi * cg) * in_size, 0, out_size, 0, k_rows, col + i * out_size, {}, rows);
+              im2col(xg + i * c_in * in_size, 0, out_size, 0, k_rows, col + i * out_size, {}, rows);
+            a.a = col;
           }
           a.m = rows;
           a.n = mg;
           a.k = k_rows;
-          // With col^T pre-packed, A is not given unpacked (the SGEMM's small-M path, for up to
-          // 4 rows, reads only an unpacked A: it would read the packed panels as one).
-          a.a = narrow_packed_col && !in_place ? nullptr : in_place ? x + (n0 * c_in + gi * cg) * in_size : col;
           a.lda = rows;
           a.trans_a = true;
           a.b = w + gi * mg * k_rows;  // W[g]: mg x K, taken transposed
@@ -808,8 +816,17 @@ Result<std::unique_ptr<Kernel>> make_Conv_gemm(const CompileContext& ctx) {
         const size_t lanes_floats = cpu::depthwise_lanes_scratch_floats(dg);
         if (kern->mg == 1 && kern->k_size <= cpu::kDepthwiseAvx512MaxTaps && dg.ow <= 16) {
           kern->dw_lanes = true;
-          kern->dw_lanes_bytes = align64(lanes_floats * sizeof(float));
+          kern->dw_lanes_w_offset = lanes_floats;
+          kern->dw_lanes_bytes = align64((lanes_floats + static_cast<size_t>(16 * kern->k_size)) * sizeof(float));
           kern->scratch = kern->dw_lanes_bytes * static_cast<size_t>(threads);
+          if (const auto& wc = ctx.input(1).constant) {
+            const int64_t blocks = (kern->m_out + 15) / 16;
+            kern->dw_lanes_w.resize(static_cast<size_t>(blocks * 16 * kern->k_size));
+            for (int64_t blk16 = 0; blk16 < blocks; ++blk16)
+              cpu::depthwise_lanes_weights(wc->data_as<float>() + blk16 * 16 * kern->k_size, kern->k_size,
+                                           static_cast<int>(std::min<int64_t>(16, kern->m_out - blk16 * 16)),
+                                           kern->dw_lanes_w.data() + blk16 * 16 * kern->k_size);
+          }
         }
       }
 #endif

@@ -32,6 +32,16 @@ struct Vec {
 
 constexpr int kMr = 14, kNr = 32;
 
+// The lanes of the first `cols` (0..32) of a 32-float row: [0] for floats 0-15, [1] for
+// 16-31 (edge tiles' masked loads and stores, edge panels' packing).
+struct HalfMasks {
+  __mmask16 lo, hi;
+};
+inline HalfMasks half_masks(int cols) {
+  const auto upto = [](int n) { return n >= 16 ? __mmask16(0xFFFF) : n <= 0 ? __mmask16(0) : static_cast<__mmask16>((1u << n) - 1u); };
+  return {upto(cols), upto(cols - 16)};
+}
+
 // The first R rows (R <= MR) of the 14 x 32 tile: an edge panel of A with fewer valid rows
 // (M = 128 is 9 panels of 14 and one of 2) costs R/14 of a full one instead of all of it.
 // The packed panel is still MR floats per p.
@@ -51,13 +61,11 @@ void ukernel_rx32(int64_t kc, const float* a, const float* b, float* c, int64_t 
     }
   const float* pf = ep.prefetch ? ep.prefetch : a;
   const int64_t pf_step = ep.prefetch ? ep.prefetch_step : 0;
-  // B in place: rows b_stride apart, only the first `cols` columns read.
-  const int64_t b_step = kStrided ? ep.b_stride : kNr;
-  const int bcols = kStrided ? (ep.cols < kNr ? ep.cols : kNr) : kNr;
-  const __mmask16 bm0 = bcols >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << bcols) - 1u);
-  const __mmask16 bm1 = bcols >= 32 ? __mmask16(0xFFFF)
-                        : bcols > 16 ? static_cast<__mmask16>((1u << (bcols - 16)) - 1u)
-                                     : __mmask16(0);
+  // The first `cols` columns (all 32 but at an edge tile): B read in place is loaded, and C
+  // stored, through these masks.
+  const int cols = ep.cols < kNr ? ep.cols : kNr;
+  const HalfMasks m = half_masks(cols);
+  const int64_t b_step = kStrided ? ep.b_stride : kNr;  // B in place: rows b_stride apart
   for (int64_t p = 0; p < kc; ++p) {
     // acc[i][v] += a[p][i] * b[p][16v .. 16v+15]; A's panel 32 steps ahead towards L1 (it
     // runs on into the next panel, which follows it in the packed block): a pre-packed A
@@ -69,8 +77,8 @@ void ukernel_rx32(int64_t kc, const float* a, const float* b, float* c, int64_t 
     pf += pf_step;
     __m512 b0, b1;
     if constexpr (kStrided) {
-      b0 = _mm512_maskz_loadu_ps(bm0, b);
-      b1 = _mm512_maskz_loadu_ps(bm1, b + 16);
+      b0 = _mm512_maskz_loadu_ps(m.lo, b);
+      b1 = _mm512_maskz_loadu_ps(m.hi, b + 16);
     } else {
       b0 = _mm512_load_ps(b);
       b1 = _mm512_load_ps(b + 16);
@@ -87,13 +95,9 @@ void ukernel_rx32(int64_t kc, const float* a, const float* b, float* c, int64_t 
   // C = act(alpha * acc + bias + beta * C + row_bias + addend)
   const EpilogueSimd<Vec> e(ep);
   const __m512 zero = _mm512_setzero_ps();
-  // The first `cols` columns (all 32 but at an edge tile) by masked loads and stores:
-  // one loop for full and edge tiles (a full mask costs nothing on AVX-512).
-  const int cols = ep.cols < kNr ? ep.cols : kNr;
-  const __mmask16 m0 = cols >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << cols) - 1u);
-  const __mmask16 m1 = cols >= 32 ? __mmask16(0xFFFF)
-                       : cols > 16 ? static_cast<__mmask16>((1u << (cols - 16)) - 1u)
-                                   : __mmask16(0);
+  // C by masked loads and stores: one loop for full and edge tiles (a full mask costs
+  // nothing on AVX-512).
+  const __mmask16 m0 = m.lo, m1 = m.hi;
   const __m512 b0 = ep.bias ? _mm512_maskz_loadu_ps(m0, ep.bias) : zero;
   const __m512 b1 = ep.bias ? _mm512_maskz_loadu_ps(m1, ep.bias + 16) : zero;
   auto finish = [&](__m512 a, __m512 bj, __m512 rb, const float* z, float* c, __mmask16 m) {
@@ -153,7 +157,11 @@ void pack_a_panel_14(const float* src, int64_t rs, int64_t cs, int64_t kc, int r
 #pragma GCC unroll 16
     for (int i = 0; i < 16; ++i) r[i] = i < rows ? _mm512_maskz_loadu_ps(cols, src + i * rs + p0) : _mm512_setzero_ps();
     transpose16_avx512(r);
-    for (int64_t j = 0; j < width; ++j) _mm512_mask_storeu_ps(dst + (p0 + j) * kMr, kPanel, r[j]);
+    // Unrolled with a test, not a loop to `width`, so that r stays in registers (with the
+    // loop GCC kept the transposed block on the stack: a store and a reload per vector).
+#pragma GCC unroll 16
+    for (int j = 0; j < 16; ++j)
+      if (j < width) _mm512_mask_storeu_ps(dst + (p0 + j) * kMr, kPanel, r[j]);
   }
 }
 
@@ -162,15 +170,12 @@ void pack_a_panel_14(const float* src, int64_t rs, int64_t cs, int64_t kc, int r
 // p: 13% of a 1x1 Conv with K = 128). Transposed B (rs == 1): 16 x 16 blocks transposed in
 // registers, as pack_a_panel_14.
 void pack_b_panel_32(const float* src, int64_t rs, int64_t cs, int64_t kc, int cols, float* dst) {
-  const __mmask16 m0 = cols >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << cols) - 1u);
-  const __mmask16 m1 = cols >= 32 ? __mmask16(0xFFFF)
-                       : cols > 16 ? static_cast<__mmask16>((1u << (cols - 16)) - 1u)
-                                   : __mmask16(0);
+  const HalfMasks m = half_masks(cols);
   if (cs == 1) {
     for (int64_t p = 0; p < kc; ++p) {
       const float* s = src + p * rs;
-      _mm512_storeu_ps(dst + p * kNr, _mm512_maskz_loadu_ps(m0, s));
-      _mm512_storeu_ps(dst + p * kNr + 16, _mm512_maskz_loadu_ps(m1, s + 16));
+      _mm512_storeu_ps(dst + p * kNr, _mm512_maskz_loadu_ps(m.lo, s));
+      _mm512_storeu_ps(dst + p * kNr + 16, _mm512_maskz_loadu_ps(m.hi, s + 16));
     }
     return;
   }
@@ -184,7 +189,9 @@ void pack_b_panel_32(const float* src, int64_t rs, int64_t cs, int64_t kc, int c
       for (int i = 0; i < 16; ++i)
         r[i] = c0 + i < cols ? _mm512_maskz_loadu_ps(ps, src + (c0 + i) * cs + p0) : _mm512_setzero_ps();
       transpose16_avx512(r);
-      for (int64_t j = 0; j < width; ++j) _mm512_storeu_ps(dst + (p0 + j) * kNr + c0, r[j]);
+#pragma GCC unroll 16
+      for (int j = 0; j < 16; ++j)  // unrolled: see pack_a_panel_14
+        if (j < width) _mm512_storeu_ps(dst + (p0 + j) * kNr + c0, r[j]);
     }
   }
 }
