@@ -14,8 +14,6 @@ thread_local bool t_in_parallel = false;
 
 // How long a caller polls for the workers to finish before sleeping.
 constexpr auto kSpin = std::chrono::microseconds(200);
-// How long a worker polls for the next job before sleeping (thread_pool.h).
-constexpr auto kWorkerSpin = std::chrono::microseconds(1000);
 
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -75,13 +73,6 @@ void ThreadPool::worker(int index) {
   uint64_t seen = 0;
   auto news = [&] { return stop_.load(std::memory_order_acquire) || generation_.load(std::memory_order_acquire) != seen; };
   for (;;) {
-    // Poll for the next job before sleeping (see kWorkerSpin); the job itself is then read
-    // under mu_ below.
-    const auto deadline = std::chrono::steady_clock::now() + kWorkerSpin;
-    for (int i = 0; !news(); ++i) {
-      cpu_relax();
-      if ((i & 63) == 63 && std::chrono::steady_clock::now() >= deadline) break;
-    }
     // The job's fields and its generation are read together under mu_ (a worker that a
     // job did not need may look late, while the caller already writes the next job).
     std::unique_lock<std::mutex> lock(mu_);

@@ -12,13 +12,14 @@
 // Waiting: the caller, once its own chunk is done, polls for the workers to finish for up
 // to 200 us (with the CPU's pause hint) before it sleeps on a condition variable: most
 // jobs' chunks end within microseconds of each other, and a sleeping caller costs a
-// wake-up. A worker, once its chunk is done, polls for the next job for up to 1 ms (pause
-// hint) before it sleeps, as onnxruntime's pool spins: on this 2-vCPU virtual machine a
-// sleeping worker took 14-27 us to wake for each job (a job of nothing: 1.5 us with it
-// polling), and the kernels of one run come well within 1 ms of each other. With it the
-// 2-thread ratios to onnxruntime went, in one alternated pass, from 1.49 to 1.29
-// (MobileNetV2), 1.27 to 1.23 (ResNet-50) and 0.61 to 0.56 (Silero VAD). (An earlier
-// 200 us version measured Silero VAD 1.5-2x slower at 2 threads; that did not reproduce.)
+// wake-up. Workers sleep between jobs. Workers that polled for the next job too (200 us,
+// as onnxruntime's pool spins) made 2-thread MobileNetV2 5-10% faster but Silero VAD, whose
+// parallel kernels are separated by many small serial ones, 1.5-2x slower on this 2-vCPU
+// virtual machine (a polling vCPU takes host time the main thread needs), so they do not.
+// Tried again with 1 ms of polling: alone, a job of nothing went from 14-27 us to 0.6 us
+// and one pass looked better, but in bench/cpu_vs_onnxruntime (alternating with
+// onnxruntime's own spinning pool) Silero VAD at 2 threads went from 1.57-1.75 to
+// 3.07-3.45 ms in two alternated pairs, and MobileNetV2 did not gain (9.40 vs 9.35 ms).
 #pragma once
 
 #include <atomic>
