@@ -47,6 +47,7 @@ class CpuBackend final : public Backend {
   }
   Result<std::unique_ptr<Kernel>> compile(const CompileContext& ctx) const override {
 #ifdef TSR_CPU_X86
+    if (ctx.nchwc_output) return x86::make_Conv_nchwc(ctx);
     if (KernelFactory opt = x86::find_x86_kernel(ctx.node.op_type)) {
       // A fused tail only reaches the optimized kernels that apply it.
       if (ctx.epilogue && !x86::takes_epilogue(ctx.node.op_type)) return std::unique_ptr<Kernel>();
@@ -61,6 +62,7 @@ class CpuBackend final : public Backend {
       if (k || ctx.epilogue) return k;
     }
 #endif
+    if (ctx.nchwc_output) return internal_error(ctx.node.describe() + ": NCHW16c asked of a CPU without it");
     if (ctx.epilogue) return std::unique_ptr<Kernel>();  // the reference kernels take no fused tail
     KernelFactory f = ref::find_ref_kernel(ctx.node.op_type);
     if (!f) return unimplemented(ctx.node.describe() + ": no CPU kernel for op " + ctx.node.op_type);
@@ -71,6 +73,31 @@ class CpuBackend final : public Backend {
 }  // namespace
 
 std::unique_ptr<Backend> make_cpu_backend() { return std::make_unique<CpuBackend>(); }
+
+bool cpu_nchwc_conv_eligible(const CompileContext& ctx) {
+#ifdef TSR_CPU_X86
+  return x86::nchwc_conv_eligible(ctx);
+#else
+  (void)ctx;
+  return false;
+#endif
+}
+
+std::unique_ptr<Kernel> make_cpu_nchwc_reorder(const Shape& shape, bool to_blocked, int threads) {
+#ifdef TSR_CPU_X86
+  return x86::make_nchwc_reorder(shape, to_blocked, threads);
+#else
+  (void)shape, (void)to_blocked, (void)threads;
+  return nullptr;  // never asked: nothing is blocked without cpu_nchwc_conv_eligible
+#endif
+}
+
+uint64_t nchwc_bytes(const Shape& shape) {
+  uint64_t n = 1;
+  for (size_t d = 0; d < shape.size(); ++d)
+    n *= static_cast<uint64_t>(d == 1 ? (shape[1] + 15) / 16 * 16 : shape[d]);
+  return n * sizeof(float);
+}
 
 #ifdef TESSERA_WITH_CUDA
 Result<std::unique_ptr<Backend>> make_cuda_backend();  // backends/cuda/cuda_backend.cc

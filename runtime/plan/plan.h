@@ -34,6 +34,10 @@ struct PlanValue {
   uint64_t offset = 0;                     // kArena, kDeviceConstant: byte offset in the (device) arena
   uint64_t bytes = 0;                      // kArena, kDeviceConstant: size in bytes
   Backend* device = nullptr;               // null: host memory
+  /// kArena on the host: stored in the CPU's blocked layout NCHW16c (cpu_nchwc_conv_eligible
+  /// in backends/backend.h); bytes is then nchwc_bytes(shape). Only Convs that take it read
+  /// it; the planner converts it back for anything else.
+  bool nchwc = false;
 };
 
 /// A plan constant that lives on the device: host value `host` is uploaded to device value
@@ -167,6 +171,9 @@ struct PlanOptions {
   /// residual or bias Add and/or an activation, see Epilogue in backends/backend.h) where
   /// the backend's kernel takes them. Off: every node is its own step (tests compare).
   bool fuse = true;
+  /// Keep runs of Convs in the CPU's blocked layout NCHW16c where the CPU backend runs them
+  /// (SessionOptions::nchwc). Off: every value is plain.
+  bool nchwc = true;
 };
 
 /// Plans `graph` for concrete `input_shapes` (one per graph input, in order). Errors name

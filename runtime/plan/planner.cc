@@ -142,6 +142,7 @@ class Planner {
   Status plan_outputs(const Graph& g, Scope& scope) {
     for (int o : g.outputs) {
       TSR_ASSIGN_OR_RETURN(int id, lookup(g.values[o].name, scope));
+      TSR_ASSIGN_OR_RETURN(id, to_layout(id, false));
       TSR_ASSIGN_OR_RETURN(id, place(id, nullptr));  // graph outputs end on the host
       const Value& decl = g.values[o];
       const PlanValue& got = plan_.values[id];
@@ -329,6 +330,7 @@ class Planner {
     }
     if (parent_) {
       TSR_ASSIGN_OR_RETURN(int pid, parent_->lookup(name, *parent_scope_));
+      TSR_ASSIGN_OR_RETURN(pid, parent_->to_layout(pid, false));
       TSR_ASSIGN_OR_RETURN(pid, parent_->place(pid, nullptr));  // bodies read host memory
       const PlanValue& p = parent_->plan_.values[pid];
       PlanValue v;
@@ -351,6 +353,43 @@ class Planner {
       return id;
     }
     return not_found("value '" + name + "' is not defined");
+  }
+
+  /// Value `id` in the CPU layout asked for: NCHW16c when `blocked`, else plain. The value
+  /// itself when it has it, else its converted copy: a reorder step before the step being
+  /// planned, made once per value and layout (later readers share it).
+  Result<int> to_layout(int id, bool blocked) {
+    if (id < 0 || plan_.values[id].nchwc == blocked) return id;
+    auto& cache = blocked ? to_blocked_ : to_plain_;
+    auto it = cache.find(id);
+    if (it != cache.end()) return it->second;
+    if (!current_node_) return internal_error("value '" + plan_.values[id].name + "' converted outside of a node");
+    const PlanValue& v = plan_.values[id];
+    if (v.dtype != DType::kFloat32 || v.shape.size() < 3 || v.device)
+      return internal_error("value '" + v.name + "' cannot be converted to or from NCHW16c");
+    PlanValue c;
+    c.name = v.name;
+    c.dtype = v.dtype;
+    c.shape = v.shape;
+    c.home = PlanValue::Home::kArena;
+    c.nchwc = blocked;
+    c.bytes = blocked ? nchwc_bytes(v.shape) : static_cast<uint64_t>(shape_numel(v.shape).value()) * dtype_size(v.dtype);
+    std::unique_ptr<Kernel> kernel =
+        make_cpu_nchwc_reorder(v.shape, blocked, opt_.thread_pool ? opt_.thread_pool->num_threads() : 1);
+    if (!kernel) return internal_error("value '" + v.name + "': no NCHW16c conversion on this CPU");
+    const std::string line = "reorder '" + v.name + "' " + (blocked ? "NCHW -> NCHW16c" : "NCHW16c -> NCHW");
+    int cid = add_value(std::move(c));
+    Step step;
+    step.node = current_node_;
+    step.backend = "cpu";
+    step.kernel = std::move(kernel);
+    step.inputs = {id};
+    step.outputs = {cid};
+    plan_.placements.push_back(std::string(depth_ * 2, ' ') + line);
+    plan_.steps.push_back(std::move(step));
+    cache.emplace(id, cid);
+    (blocked ? to_plain_ : to_blocked_).emplace(cid, id);  // and back: the original
+    return cid;
   }
 
   /// The id of value `id` in the memory of `where` (null: host). The first time a value is
@@ -406,6 +445,12 @@ class Planner {
       TSR_ASSIGN_OR_RETURN(int id, lookup(g.values[i].name, scope));
       in_ids.push_back(id);
     }
+    // NCHW16c: only a Conv the CPU takes so reads a blocked value; anything else reads plain.
+    const bool nchwc_candidate = opt_.nchwc && (n.domain.empty() || n.domain == "ai.onnx") && n.op_type == "Conv";
+    if (!nchwc_candidate)
+      for (int& id : in_ids) {
+        TSR_ASSIGN_OR_RETURN(id, to_layout(id, false));
+      }
     if (n.domain.empty() || n.domain == "ai.onnx") {
       // Control flow runs in the executor, on host memory.
       if (device_ && (n.op_type == "If" || n.op_type == "Loop" || n.op_type == "Scan"))
@@ -468,11 +513,30 @@ class Planner {
       return Status::ok();
     }
 
+    CompileContext cctx{n, in_ptrs, out_info};
+    cctx.threads = opt_.thread_pool ? opt_.thread_pool->num_threads() : 1;
+    // NCHW16c: a Conv that the CPU backend runs (the first backend to take it) and takes
+    // blocked. Its X stays blocked, or is converted when it has 16 channels or more (fewer:
+    // the stem's image, read in place); its output is blocked.
+    bool nchwc = false;
+    if (nchwc_candidate) {
+      Backend* first = nullptr;
+      for (Backend* b : opt_.backends)
+        if (b->supports(cctx)) {
+          first = b;
+          break;
+        }
+      nchwc = first && first->host_memory() && first->name() == "cpu" && cpu_nchwc_conv_eligible(cctx);
+      for (size_t i = 0; i < in_ids.size(); ++i) {
+        const bool blocked = nchwc && i == 0 && (plan_.values[in_ids[0]].nchwc || plan_.values[in_ids[0]].shape[1] >= 16);
+        TSR_ASSIGN_OR_RETURN(in_ids[i], to_layout(in_ids[i], blocked));
+      }
+      cctx.nchwc_output = nchwc;
+      cctx.nchwc_inputs = nchwc && plan_.values[in_ids[0]].nchwc ? 1u : 0u;
+    }
     Step step;
     step.node = &n;
     step.inputs = in_ids;
-    CompileContext cctx{n, in_ptrs, out_info};
-    cctx.threads = opt_.thread_pool ? opt_.thread_pool->num_threads() : 1;
     Backend* where = nullptr;  // the chosen backend when its memory is not the host's
     // Fusion: a Conv/MatMul/Gemm with an elementwise tail goes to the first backend that
     // runs the node; if its kernel takes the tail, the tail's nodes are absorbed.
@@ -487,6 +551,10 @@ class Planner {
       extra.reserve(2);
       std::vector<TailRole> roles;
       find_tail(g, n, out_info[0], scope, ep, f_ids, extra, roles);
+      // The tail's operands: a residual in the output's layout, anything else plain.
+      for (size_t i = in_ids.size(); i < f_ids.size(); ++i) {
+        TSR_ASSIGN_OR_RETURN(f_ids[i], to_layout(f_ids[i], nchwc && static_cast<int>(i) == ep.addend_input));
+      }
       // The longest prefix of the tail that the kernel takes (e.g. a Gemm with its own C
       // takes a residual Add but not a second bias).
       while (!ep.nodes.empty()) {
@@ -495,6 +563,8 @@ class Planner {
         CompileContext fctx{n, f_ptrs, out_info};
         fctx.threads = cctx.threads;
         fctx.epilogue = &ep;
+        fctx.nchwc_output = nchwc;
+        fctx.nchwc_inputs = cctx.nchwc_inputs | (nchwc && ep.addend_input >= 0 ? 1u << ep.addend_input : 0u);
         for (Backend* b : opt_.backends) {
           if (!b->supports(cctx)) continue;
           TSR_ASSIGN_OR_RETURN(step.kernel, b->compile(fctx));
@@ -561,7 +631,8 @@ class Planner {
       pv.dtype = out_info[i].dtype;
       pv.shape = out_info[i].shape;
       pv.home = PlanValue::Home::kArena;
-      pv.bytes = static_cast<uint64_t>(shape_numel(pv.shape).value()) * dtype_size(pv.dtype);
+      pv.nchwc = nchwc;
+      pv.bytes = nchwc ? nchwc_bytes(pv.shape) : static_cast<uint64_t>(shape_numel(pv.shape).value()) * dtype_size(pv.dtype);
       pv.device = where;
       int id = add_value(std::move(pv));
       scope.names[plan_.values[id].name] = id;
@@ -1175,6 +1246,7 @@ class Planner {
   PlanOptions host_opt_;          // opt_ without device backends: for sub-plans
   Backend* device_ = nullptr;     // the device backend of this plan (top level only)
   const Node* current_node_ = nullptr;  // the node being planned (copy steps report it)
+  std::unordered_map<int, int> to_blocked_, to_plain_;  // to_layout's conversions
   std::unordered_map<int, int> to_device_, to_host_;  // value id -> its copy
   Plan& plan_;
   std::unordered_set<const Node*> absorbed_;      // nodes fused into an earlier step

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
 #include <cstring>
 
 #include "backends/backend.h"
@@ -97,6 +98,8 @@ Status Session::prepare_locked(const std::vector<Shape>& input_shapes, const std
   for (auto& b : backends_) po.backends.push_back(b.get());
   po.thread_pool = thread_pool_.get();
   po.fuse = options_.fusion;
+  const char* nchwc_env = std::getenv("TESSERA_NCHWC");
+  po.nchwc = options_.nchwc && !(nchwc_env && std::string(nchwc_env) == "0");
   plan_.reset();
   arena_ = Tensor();
   free_device_arena();

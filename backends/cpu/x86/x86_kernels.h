@@ -18,6 +18,17 @@ Result<std::unique_ptr<Kernel>> make_Gemm(const CompileContext& ctx);
 /// depthwise-like 2-D convs (fewer than 4 output channels per group).
 Result<std::unique_ptr<Kernel>> make_Conv(const CompileContext& ctx);
 
+/// Conv in the blocked layout NCHW16c (conv_nchwc.h; x86-64 with AVX-512F): whether this
+/// node (float32, 2-D, constant W and B, group 1 or depthwise, at least 16 output channels)
+/// can run so, and its kernel, for a context whose nchwc_output the planner set (inputs
+/// blocked as ctx.nchwc_inputs says: X either way, a fused residual blocked). Errors:
+/// internal_error when asked for a node that is not eligible.
+bool nchwc_conv_eligible(const CompileContext& ctx);
+Result<std::unique_ptr<Kernel>> make_Conv_nchwc(const CompileContext& ctx);
+/// The layout conversion of one float32 tensor [N, C, spatial...]: NCHW -> NCHW16c
+/// (to_blocked; the padding channels written 0) or back. Only run on a CPU with AVX-512F.
+std::unique_ptr<Kernel> make_nchwc_reorder(const Shape& shape, bool to_blocked, int threads);
+
 /// ConvTranspose (ONNX ConvTranspose-1/11), float32, 2-D: GEMM (W^T X) + col2im scatter.
 Result<std::unique_ptr<Kernel>> make_ConvTranspose(const CompileContext& ctx);
 /// MaxPool (-1/8/10/11/12) and AveragePool (-1/7/10/11/19), 2-D NCHW float32, dilation 1,

@@ -44,6 +44,11 @@ struct SessionOptions {
   /// Fuse a Conv/MatMul/Gemm with the residual Add and activation after it into one kernel
   /// where the backend can (as onnxruntime's FusedConv). Off: one kernel per node.
   bool fusion = true;
+  /// Keep runs of convolutions in the CPU's blocked layout NCHW16c (16 channels per vector,
+  /// as onnxruntime's NCHWc) where the CPU has the kernels (x86-64 with AVX-512F),
+  /// converting at the runs' edges. Off, or with the environment variable TESSERA_NCHWC=0:
+  /// plain NCHW everywhere.
+  bool nchwc = true;
   /// Accept a model some of whose weights exist only as pre-sharded chunks (a sharded
   /// training checkpoint: check_weights_complete in tsr_file.h). Such a session can be
   /// described and planned (inputs, shapes: `tessera inspect`, the trainer's input checks)

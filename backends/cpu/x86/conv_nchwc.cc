@@ -1,0 +1,309 @@
+// The NCHW16c Conv kernel (conv_nchwc.h): its plan, made once at compile time, and its
+// tasks spread over the thread pool. ISA-independent code; the micro-tiles are in
+// conv_nchwc_avx512.cc.
+#include "backends/cpu/x86/conv_nchwc.h"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+#include "backends/cpu/thread_pool.h"
+#include "backends/cpu/x86/fused_tail.h"
+#include "backends/cpu/x86/isa_x86.h"
+#include "backends/cpu/x86/x86_kernels.h"
+#include "runtime/ops/spatial_attrs.h"
+
+namespace tessera::cpu {
+namespace {
+
+constexpr int64_t kFlatRowPixels = 112;          // a 1x1 conv's plane in rows of 8 micro-tiles
+constexpr int64_t kTaskInputBytes = 256 * 1024;  // input rows a task reads: about half of L2
+constexpr int kMaxPwForNob[5] = {0, 14, 14, 9, 7};
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+}  // namespace
+
+int64_t NchwcConvPlan::tile_floats() const {
+  if (!tiled) return 0;
+  const int64_t planes = depthwise ? ocb_per_task : (x_blocked ? icb : c_in);
+  return planes * src_plane;
+}
+
+int64_t nchwc_conv_tasks(const NchwcConvPlan& p) {
+  return ceil_div(p.g.oh, p.rows_per_task) * ceil_div(p.ocb, p.ocb_per_task);
+}
+
+bool make_nchwc_conv_plan(const Conv2dGeometry& g0, int64_t c_in, int64_t c_out, int64_t group, bool x_blocked,
+                          const float* w, const float* b, const FusedActivation& act, int threads, NchwcConvPlan* p) {
+  const bool depthwise = group > 1 && group == c_in && group == c_out;
+  if ((group != 1 && !depthwise) || (depthwise && !x_blocked) || c_in < 1 || c_out < 1 || !w) return false;
+  if (g0.oh < 1 || g0.ow < 1 || g0.kh < 1 || g0.kw < 1 || g0.sh < 1 || g0.sw < 1) return false;
+  NchwcConvPlan& q = *p;
+  q.g = g0;
+  Conv2dGeometry& g = q.g;
+  q.c_in = c_in;
+  q.c_out = c_out;
+  q.icb = ceil_div(c_in, kNchwcBlock);
+  q.ocb = ceil_div(c_out, kNchwcBlock);
+  q.x_blocked = x_blocked;
+  q.depthwise = depthwise;
+  const int64_t pitch = x_blocked ? kNchwcBlock : 1;
+  q.src_pitch = pitch;
+  const bool flat = g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0 && g.oh == g.ih &&
+                    g.ow == g.iw && !depthwise;
+  if (flat) {
+    const int64_t hw = g.ih * g.iw;
+    g.ow = std::min(hw, kFlatRowPixels);
+    g.oh = ceil_div(hw, g.ow);
+    g.ih = g.oh;
+    g.iw = g.ow;
+    q.last_ow = hw - (g.oh - 1) * g.ow;
+    q.pixels = hw;
+    q.tiled = false;
+  } else {
+    q.last_ow = g.ow;
+    q.pixels = g.oh * g.ow;
+    const int64_t need_rows = (g.oh - 1) * g.sh + (g.kh - 1) * g.dh + 1;
+    const int64_t need_cols = (g.ow - 1) * g.sw + (g.kw - 1) * g.dw + 1;
+    q.tiled = g.ph > 0 || g.pw > 0 || need_rows > g.ih || need_cols > g.iw;
+    q.tile_cols = need_cols;
+  }
+  const int64_t in_plane = flat ? q.pixels * pitch : g.ih * g.iw * pitch;
+
+  // Micro-tile: 2 blocks x 14 pixels on rows of 14 or more, else as many blocks as the row's
+  // pixels leave accumulators for (7 x 7 planes: 4 blocks x 7 pixels).
+  if (g.ow >= 14 || g.ow >= 10) q.nob = 2;
+  else if (g.ow >= 8) q.nob = 3;
+  else q.nob = 4;
+  q.nob = static_cast<int>(std::min<int64_t>(q.nob, q.ocb));
+  q.pw = static_cast<int>(std::min<int64_t>(kMaxPwForNob[q.nob], g.ow));
+
+  // Tasks: rows whose input fits kTaskInputBytes, all channel blocks; then, for threads,
+  // at least 2 tasks per thread, splitting the channel blocks when the weights outweigh
+  // the input (each row range reads all the weights) and the rows otherwise.
+  const int64_t row_floats = (q.tiled ? q.tile_cols : g.iw) * pitch;
+  const int64_t planes = depthwise ? 1 : (x_blocked ? q.icb : c_in);
+  const int64_t bytes_per_row = std::max<int64_t>(1, planes * row_floats * g.sh * 4);
+  q.rows_per_task = std::clamp<int64_t>(kTaskInputBytes / bytes_per_row, 1, g.oh);
+  q.ocb_per_task = depthwise ? 1 : q.ocb;
+  const int64_t taps = g.kh * g.kw;
+  const int64_t k = depthwise ? taps : taps * (x_blocked ? q.icb * kNchwcBlock : c_in);
+  if (threads > 1) {
+    const int64_t want = 2 * threads;
+    const int64_t w_bytes = q.ocb * k * kNchwcBlock * 4, x_bytes = planes * in_plane * 4;
+    auto tasks = [&] { return ceil_div(g.oh, q.rows_per_task) * ceil_div(q.ocb, q.ocb_per_task); };
+    if (tasks() < want && !depthwise && w_bytes > x_bytes) {
+      const int64_t parts = ceil_div(want, ceil_div(g.oh, q.rows_per_task));
+      q.ocb_per_task = std::max<int64_t>(1, ceil_div(q.ocb, parts));
+    }
+    if (tasks() < want) q.rows_per_task = std::max<int64_t>(1, std::min(q.rows_per_task, g.oh * ceil_div(q.ocb, q.ocb_per_task) / want));
+    if (tasks() < want && !depthwise) q.ocb_per_task = std::max<int64_t>(1, ceil_div(q.ocb, ceil_div(want, ceil_div(g.oh, q.rows_per_task))));
+  }
+  if (q.tiled) {
+    q.tile_rows = (q.rows_per_task - 1) * g.sh + (g.kh - 1) * g.dh + 1;
+    q.src_plane = q.tile_rows * q.tile_cols * pitch;
+    q.src_row = q.tile_cols * pitch;
+  } else {
+    q.src_plane = in_plane;
+    q.src_row = g.iw * pitch;
+  }
+
+  // Taps and packed weights.
+  q.goff.clear();
+  const float* wsrc = w;
+  const int64_t cg = depthwise ? 1 : c_in;
+  auto W = [&](int64_t oc, int64_t ic, int64_t ky, int64_t kx) -> float {
+    if (oc >= c_out || ic >= cg) return 0.f;
+    return wsrc[((oc * cg + ic) * g.kh + ky) * g.kw + kx];
+  };
+  const size_t w_floats = static_cast<size_t>(q.ocb * k * kNchwcBlock);
+  void* mem = std::aligned_alloc(64, std::max<size_t>(64, (w_floats * sizeof(float) + 63) / 64 * 64));
+  if (!mem) return false;
+  q.w.reset(static_cast<float*>(mem));
+  float* wp = q.w.get();
+  if (depthwise) {
+    for (int64_t ob = 0; ob < q.ocb; ++ob)
+      for (int64_t ky = 0; ky < g.kh; ++ky)
+        for (int64_t kx = 0; kx < g.kw; ++kx)
+          for (int64_t l = 0; l < kNchwcBlock; ++l) *wp++ = W(ob * kNchwcBlock + l, 0, ky, kx);
+  } else if (x_blocked) {
+    q.inner = static_cast<int>(kNchwcBlock);
+    q.istride = 1;
+    for (int64_t cb = 0; cb < q.icb; ++cb)
+      for (int64_t ky = 0; ky < g.kh; ++ky)
+        for (int64_t kx = 0; kx < g.kw; ++kx) q.goff.push_back(cb * q.src_plane + ky * g.dh * q.src_row + kx * g.dw * pitch);
+    for (int64_t ob = 0; ob < q.ocb; ++ob)
+      for (int64_t cb = 0; cb < q.icb; ++cb)
+        for (int64_t ky = 0; ky < g.kh; ++ky)
+          for (int64_t kx = 0; kx < g.kw; ++kx)
+            for (int64_t i = 0; i < kNchwcBlock; ++i)
+              for (int64_t l = 0; l < kNchwcBlock; ++l) *wp++ = W(ob * kNchwcBlock + l, cb * kNchwcBlock + i, ky, kx);
+  } else {
+    q.inner = static_cast<int>(c_in);
+    q.istride = q.src_plane;
+    for (int64_t ky = 0; ky < g.kh; ++ky)
+      for (int64_t kx = 0; kx < g.kw; ++kx) q.goff.push_back(ky * g.dh * q.src_row + kx * g.dw * pitch);
+    for (int64_t ob = 0; ob < q.ocb; ++ob)
+      for (int64_t ky = 0; ky < g.kh; ++ky)
+        for (int64_t kx = 0; kx < g.kw; ++kx)
+          for (int64_t i = 0; i < c_in; ++i)
+            for (int64_t l = 0; l < kNchwcBlock; ++l) *wp++ = W(ob * kNchwcBlock + l, i, ky, kx);
+  }
+  q.bias.assign(static_cast<size_t>(q.ocb * kNchwcBlock), 0.f);
+  if (b) std::copy(b, b + c_out, q.bias.begin());
+
+  using K = FusedActivation::Kind;
+  q.act = act;
+  q.lo = -std::numeric_limits<float>::infinity();
+  q.hi = std::numeric_limits<float>::infinity();
+  q.post_act = false;
+  if (!act.has_affine() && act.kind == K::kRelu) q.lo = 0.f;
+  else if (!act.has_affine() && act.kind == K::kClip) q.lo = act.alpha, q.hi = act.beta;
+  else q.post_act = act.kind != K::kNone || act.has_affine();
+  return true;
+}
+
+}  // namespace tessera::cpu
+
+namespace tessera::x86 {
+namespace {
+
+using cpu::kNchwcBlock;
+
+int64_t blocks_of(int64_t c) { return (c + kNchwcBlock - 1) / kNchwcBlock; }
+
+// The Conv of conv_nchwc.h: Y (and Z) in NCHW16c, X in NCHW16c or NCHW.
+class NchwcConvKernel final : public Kernel {
+ public:
+  cpu::NchwcConvPlan p;
+  int64_t batch = 1, x_image = 0, y_image = 0, tasks = 0;
+  int addend_input = -1;
+  int threads = 1;
+  size_t tile_bytes = 0;
+
+  size_t scratch_bytes() const override { return tile_bytes * static_cast<size_t>(threads); }
+
+  Status run(const KernelContext& ctx) const override {
+    const float* x = ctx.input(0).data_as<float>();
+    const float* z = addend_input >= 0 ? ctx.input(static_cast<size_t>(addend_input)).data_as<float>() : nullptr;
+    float* y = ctx.output(0).data_as<float>();
+    const int64_t total = batch * tasks;
+    ThreadPool* pool = threads > 1 && total > 1 ? ctx.thread_pool : nullptr;
+    const int slots = pool ? threads : 1;
+    // Contiguous task ranges per thread: neighbouring tasks share input rows or weights.
+    parallel_for(pool, slots, [&](int64_t lo, int64_t hi) {
+      for (int64_t slot = lo; slot < hi; ++slot) {
+        float* tile = reinterpret_cast<float*>(static_cast<char*>(ctx.scratch) + static_cast<size_t>(slot) * tile_bytes);
+        const int64_t t0 = total * slot / slots, t1 = total * (slot + 1) / slots;
+        for (int64_t t = t0; t < t1; ++t) {
+          const int64_t n = t / tasks;
+          cpu::nchwc_conv_task_avx512(p, x + n * x_image, z ? z + n * y_image : nullptr, y + n * y_image, t % tasks, tile);
+        }
+      }
+    });
+    return Status::ok();
+  }
+};
+
+// NCHW <-> NCHW16c of one tensor [N, C, spatial...].
+class NchwcReorderKernel final : public Kernel {
+ public:
+  int64_t n = 1, c = 1, hw = 1;
+  bool to_blocked = true;
+  int threads = 1;
+
+  Status run(const KernelContext& ctx) const override {
+    const float* x = ctx.input(0).data_as<float>();
+    float* y = ctx.output(0).data_as<float>();
+    const int64_t cbs = blocks_of(c), units = n * cbs;
+    const int64_t plain = c * hw, blocked = cbs * kNchwcBlock * hw;
+    ThreadPool* pool = threads > 1 && units > 1 && units * hw * kNchwcBlock >= 16384 ? ctx.thread_pool : nullptr;
+    parallel_for(pool, units, [&](int64_t lo, int64_t hi) {
+      for (int64_t u = lo; u < hi; ++u) {
+        const int64_t i = u / cbs, cb = u % cbs;
+        if (to_blocked) cpu::nchwc_from_nchw_avx512(x + i * plain, c, hw, cb, cb + 1, y + i * blocked);
+        else cpu::nchw_from_nchwc_avx512(x + i * blocked, c, hw, cb, cb + 1, y + i * plain);
+      }
+    });
+    return Status::ok();
+  }
+};
+
+struct ConvShape {
+  cpu::Conv2dGeometry g;
+  int64_t batch = 0, c_in = 0, c_out = 0, group = 1;
+};
+
+// The facts of a Conv node the NCHW16c path needs, or false.
+bool conv_shape(const CompileContext& ctx, ConvShape* s) {
+  bool has_bias = false;
+  if (!float_conv_operands(ctx, &has_bias)) return false;
+  const Shape& xs = ctx.input(0).shape;
+  const Shape& ws = ctx.input(1).shape;
+  if (xs.size() != 4 || ws.size() != 4 || !ctx.input(1).constant) return false;
+  if (has_bias && (!ctx.input(2).constant || ctx.input(2).shape.size() != 1 || ctx.input(2).shape[0] != ws[0])) return false;
+  auto geom = window_geometry(ctx.node, xs, {ws[2], ws[3]}, false);
+  if (!geom.is_ok()) return false;
+  const WindowGeometry& wg = geom.value();
+  s->batch = xs[0];
+  s->c_in = xs[1];
+  s->c_out = ws[0];
+  s->group = ctx.node.attr_i("group", 1);
+  if (s->batch < 1 || s->c_in < 1 || s->c_out < 1) return false;
+  const bool depthwise = s->group > 1 && s->group == s->c_in && s->group == s->c_out && ws[1] == 1;
+  if (!(s->group == 1 && ws[1] == s->c_in) && !depthwise) return false;
+  cpu::Conv2dGeometry& g = s->g;
+  g.ih = wg.in[0], g.iw = wg.in[1], g.oh = wg.out[0], g.ow = wg.out[1], g.kh = wg.kernel[0], g.kw = wg.kernel[1];
+  g.sh = wg.strides[0], g.sw = wg.strides[1], g.dh = wg.dilations[0], g.dw = wg.dilations[1];
+  g.ph = wg.pads_begin[0], g.pw = wg.pads_begin[1];
+  return g.oh >= 1 && g.ow >= 1 && g.ih >= 1 && g.iw >= 1;
+}
+
+}  // namespace
+
+bool nchwc_conv_eligible(const CompileContext& ctx) {
+  if (ctx.node.op_type != "Conv" || best_isa() != Isa::kAvx512) return false;
+  ConvShape s;
+  if (!conv_shape(ctx, &s)) return false;
+  // At least one whole block of output channels; a plain X only with few channels (the
+  // stem: X is read in place), else it is converted first.
+  return s.c_out >= kNchwcBlock;
+}
+
+Result<std::unique_ptr<Kernel>> make_Conv_nchwc(const CompileContext& ctx) {
+  ConvShape s;
+  if (!nchwc_conv_eligible(ctx) || !conv_shape(ctx, &s))
+    return internal_error(ctx.node.describe() + ": the NCHW16c path was asked for a Conv it does not take");
+  FusedTail tail;
+  if (!read_fused_tail(ctx, /*allow_col_bias=*/false, &tail)) return std::unique_ptr<Kernel>();
+  if (tail.addend >= 0 && !(ctx.nchwc_inputs >> tail.addend & 1u))
+    return internal_error(ctx.node.describe() + ": the fused residual must be in NCHW16c");
+  const bool x_blocked = ctx.nchwc_inputs & 1u;
+  const bool has_bias = ctx.node.inputs.size() > 2 && ctx.has_input(2);
+  auto k = std::make_unique<NchwcConvKernel>();
+  k->threads = std::max(1, ctx.threads);
+  if (!cpu::make_nchwc_conv_plan(s.g, s.c_in, s.c_out, s.group, x_blocked, ctx.input(1).constant->data_as<float>(),
+                                 has_bias ? ctx.input(2).constant->data_as<float>() : nullptr, tail.act, k->threads, &k->p))
+    return std::unique_ptr<Kernel>();
+  k->batch = s.batch;
+  k->x_image = (x_blocked ? blocks_of(s.c_in) * kNchwcBlock : s.c_in) * s.g.ih * s.g.iw;
+  k->y_image = blocks_of(s.c_out) * kNchwcBlock * s.g.oh * s.g.ow;
+  k->tasks = cpu::nchwc_conv_tasks(k->p);
+  k->addend_input = tail.addend;
+  k->tile_bytes = static_cast<size_t>((k->p.tile_floats() + 15) / 16 * 16) * sizeof(float);
+  return std::unique_ptr<Kernel>(std::move(k));
+}
+
+std::unique_ptr<Kernel> make_nchwc_reorder(const Shape& shape, bool to_blocked, int threads) {
+  auto k = std::make_unique<NchwcReorderKernel>();
+  k->n = shape.size() > 0 ? shape[0] : 1;
+  k->c = shape.size() > 1 ? shape[1] : 1;
+  k->hw = 1;
+  for (size_t d = 2; d < shape.size(); ++d) k->hw *= shape[d];
+  k->to_blocked = to_blocked;
+  k->threads = std::max(1, threads);
+  return k;
+}
+
+}  // namespace tessera::x86

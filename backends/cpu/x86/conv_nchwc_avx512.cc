@@ -1,0 +1,313 @@
+// AVX-512 micro-tiles, tasks and layout conversions of the NCHW16c convolution
+// (conv_nchwc.h). Compiled with -mavx512f; called only on CPUs that have it.
+#include <immintrin.h>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <utility>
+
+#include "backends/cpu/x86/conv_nchwc.h"
+#include "backends/cpu/x86/transpose16_avx512.h"
+
+namespace tessera::cpu {
+namespace {
+
+// Arguments of one micro-tile call.
+struct TileArgs {
+  const float* a;        // pixel 0's base in the source
+  const int64_t* goff;   // tap groups
+  int64_t groups;
+  int inner;
+  int64_t istride;
+  int64_t rs;            // floats between pixels (run-time RS)
+  const float* w;        // first block's packed weights
+  int64_t wstride;       // floats between blocks' weights
+  const float* bias;     // first block's 16 biases
+  const float* z;        // first block's pixel 0 in Z, or null
+  float* y;              // first block's pixel 0 in Y
+  int64_t ystride;       // floats between output channel blocks
+  float lo, hi;
+};
+
+// PW pixels x NOB channel blocks. RS: floats between pixels (0: args.rs); INNER: steps per
+// tap group at stride 1 (16, blocked), or 0 (args.inner at args.istride, plain).
+template <int PW, int NOB, int RS, int INNER>
+void conv_tile(const TileArgs& t) {
+  __m512 acc[NOB][PW];
+#pragma GCC unroll 4
+  for (int b = 0; b < NOB; ++b) {
+    const __m512 bv = _mm512_loadu_ps(t.bias + b * 16);
+#pragma GCC unroll 14
+    for (int j = 0; j < PW; ++j) acc[b][j] = bv;
+  }
+  const int64_t rs = RS ? RS : t.rs;
+  const float* wp = t.w;
+  for (int64_t gi = 0; gi < t.groups; ++gi) {
+    const float* ap = t.a + t.goff[gi];
+    if constexpr (INNER > 0) {
+#pragma GCC unroll 16
+      for (int i = 0; i < INNER; ++i) {
+        __m512 wv[NOB];
+#pragma GCC unroll 4
+        for (int b = 0; b < NOB; ++b) wv[b] = _mm512_load_ps(wp + b * t.wstride + i * 16);
+#pragma GCC unroll 14
+        for (int j = 0; j < PW; ++j) {
+          const __m512 xv = _mm512_set1_ps(ap[j * rs + i]);
+#pragma GCC unroll 4
+          for (int b = 0; b < NOB; ++b) acc[b][j] = _mm512_fmadd_ps(wv[b], xv, acc[b][j]);
+        }
+      }
+      wp += INNER * 16;
+    } else {
+      for (int i = 0; i < t.inner; ++i) {
+        __m512 wv[NOB];
+#pragma GCC unroll 4
+        for (int b = 0; b < NOB; ++b) wv[b] = _mm512_load_ps(wp + b * t.wstride);
+        const float* ai = ap + i * t.istride;
+#pragma GCC unroll 14
+        for (int j = 0; j < PW; ++j) {
+          const __m512 xv = _mm512_set1_ps(ai[j * rs]);
+#pragma GCC unroll 4
+          for (int b = 0; b < NOB; ++b) acc[b][j] = _mm512_fmadd_ps(wv[b], xv, acc[b][j]);
+        }
+        wp += 16;
+      }
+    }
+  }
+  const __m512 lo = _mm512_set1_ps(t.lo), hi = _mm512_set1_ps(t.hi);
+#pragma GCC unroll 4
+  for (int b = 0; b < NOB; ++b)
+#pragma GCC unroll 14
+    for (int j = 0; j < PW; ++j) {
+      __m512 v = acc[b][j];
+      if (t.z) v = _mm512_add_ps(v, _mm512_loadu_ps(t.z + b * t.ystride + j * 16));
+      v = _mm512_min_ps(_mm512_max_ps(v, lo), hi);
+      _mm512_storeu_ps(t.y + b * t.ystride + j * 16, v);
+    }
+}
+
+// Depthwise: PW pixels of one 16-channel block, taps (ky, kx) at aoff[tap] from a pixel's
+// base; w: taps x 16.
+struct DwArgs {
+  const float* a;
+  const int64_t* aoff;
+  int64_t taps;
+  const float* w;
+  const float* bias;
+  const float* z;
+  float* y;
+  float lo, hi;
+};
+
+template <int PW, int RS>
+void dw_tile(const DwArgs& t) {
+  __m512 acc[PW];
+  const __m512 bv = _mm512_loadu_ps(t.bias);
+#pragma GCC unroll 16
+  for (int j = 0; j < PW; ++j) acc[j] = bv;
+  for (int64_t k = 0; k < t.taps; ++k) {
+    const __m512 wv = _mm512_load_ps(t.w + k * 16);
+    const float* ap = t.a + t.aoff[k];
+#pragma GCC unroll 16
+    for (int j = 0; j < PW; ++j) acc[j] = _mm512_fmadd_ps(_mm512_loadu_ps(ap + j * RS), wv, acc[j]);
+  }
+  const __m512 lo = _mm512_set1_ps(t.lo), hi = _mm512_set1_ps(t.hi);
+#pragma GCC unroll 16
+  for (int j = 0; j < PW; ++j) {
+    __m512 v = acc[j];
+    if (t.z) v = _mm512_add_ps(v, _mm512_loadu_ps(t.z + j * 16));
+    _mm512_storeu_ps(t.y + j * 16, _mm512_min_ps(_mm512_max_ps(v, lo), hi));
+  }
+}
+
+using TileFn = void (*)(const TileArgs&);
+using DwFn = void (*)(const DwArgs&);
+
+constexpr int kMaxPw[5] = {0, 14, 14, 9, 7};  // PW * NOB <= 28 accumulators
+
+template <int NOB, int RS, int INNER, int... P>
+constexpr auto tile_row(std::integer_sequence<int, P...>) {
+  return std::array<TileFn, sizeof...(P)>{&conv_tile<P + 1, NOB, RS, INNER>...};
+}
+
+// fns[nob - 1][pw - 1] for one (RS, INNER).
+template <int RS, int INNER>
+struct TileTable {
+  std::array<TileFn, 14> row1 = tile_row<1, RS, INNER>(std::make_integer_sequence<int, 14>{});
+  std::array<TileFn, 14> row2 = tile_row<2, RS, INNER>(std::make_integer_sequence<int, 14>{});
+  std::array<TileFn, 9> row3 = tile_row<3, RS, INNER>(std::make_integer_sequence<int, 9>{});
+  std::array<TileFn, 7> row4 = tile_row<4, RS, INNER>(std::make_integer_sequence<int, 7>{});
+  TileFn get(int nob, int pw) const {
+    switch (nob) {
+      case 1: return row1[static_cast<size_t>(pw - 1)];
+      case 2: return row2[static_cast<size_t>(pw - 1)];
+      case 3: return row3[static_cast<size_t>(pw - 1)];
+      default: return row4[static_cast<size_t>(pw - 1)];
+    }
+  }
+};
+
+template <int RS, int... P>
+constexpr auto dw_row(std::integer_sequence<int, P...>) {
+  return std::array<DwFn, sizeof...(P)>{&dw_tile<P + 1, RS>...};
+}
+constexpr int kDwMaxPw = 14;
+
+TileFn tile_fn(const NchwcConvPlan& p, int nob, int pw) {
+  static const TileTable<16, 16> s1;
+  static const TileTable<32, 16> s2;
+  static const TileTable<0, 16> blocked_any;
+  static const TileTable<0, 0> plain;
+  if (!p.x_blocked) return plain.get(nob, pw);
+  const int64_t rs = p.g.sw * p.src_pitch;
+  if (rs == 16) return s1.get(nob, pw);
+  if (rs == 32) return s2.get(nob, pw);
+  return blocked_any.get(nob, pw);
+}
+
+DwFn dw_fn(const NchwcConvPlan& p, int pw) {
+  static const auto s1 = dw_row<16>(std::make_integer_sequence<int, kDwMaxPw>{});
+  static const auto s2 = dw_row<32>(std::make_integer_sequence<int, kDwMaxPw>{});
+  return (p.g.sw == 1 ? s1 : s2)[static_cast<size_t>(pw - 1)];
+}
+
+// Copies the input rows [iy0, iy0 + p.tile_rows) of channel blocks [cb0, cb1) (blocked) or
+// every channel (plain) into the zero-bordered tile.
+void fill_tile(const NchwcConvPlan& p, const float* x, int64_t iy0, int64_t cb0, int64_t cb1, float* tile) {
+  const Conv2dGeometry& g = p.g;
+  const int64_t pitch = p.x_blocked ? 16 : 1;
+  const int64_t planes = p.x_blocked ? cb1 - cb0 : p.c_in;
+  const int64_t xplane = g.ih * g.iw * pitch;
+  const int64_t qlo = std::min(p.tile_cols, g.pw), qhi = std::clamp<int64_t>(g.pw + g.iw, qlo, p.tile_cols);
+  for (int64_t c = 0; c < planes; ++c) {
+    const float* xc = x + (p.x_blocked ? cb0 + c : c) * xplane;
+    float* tc = tile + c * p.src_plane;
+    for (int64_t r = 0; r < p.tile_rows; ++r) {
+      float* tr = tc + r * p.src_row;
+      const int64_t iy = iy0 + r;
+      if (iy < 0 || iy >= g.ih) {
+        std::memset(tr, 0, static_cast<size_t>(p.tile_cols * pitch) * sizeof(float));
+        continue;
+      }
+      std::memset(tr, 0, static_cast<size_t>(qlo * pitch) * sizeof(float));
+      std::memcpy(tr + qlo * pitch, xc + (iy * g.iw + (qlo - g.pw)) * pitch, static_cast<size_t>((qhi - qlo) * pitch) * sizeof(float));
+      std::memset(tr + qhi * pitch, 0, static_cast<size_t>((p.tile_cols - qhi) * pitch) * sizeof(float));
+    }
+  }
+}
+
+}  // namespace
+
+void nchwc_conv_task_avx512(const NchwcConvPlan& p, const float* x, const float* z, float* y, int64_t t, float* tile) {
+  const Conv2dGeometry& g = p.g;
+  const int64_t row_tasks = (g.oh + p.rows_per_task - 1) / p.rows_per_task;
+  const int64_t r0 = (t % row_tasks) * p.rows_per_task, r1 = std::min(g.oh, r0 + p.rows_per_task);
+  const int64_t ob0 = (t / row_tasks) * p.ocb_per_task, ob1 = std::min(p.ocb, ob0 + p.ocb_per_task);
+  const int64_t out_plane = p.pixels * 16;  // floats between output channel blocks
+  const float* src = x;
+  int64_t row_base = 0;  // the source row of output row r0 (its first tap row)
+  if (p.tiled) {
+    fill_tile(p, x, r0 * g.sh - g.ph, p.depthwise ? ob0 : 0, p.depthwise ? ob1 : p.icb, tile);
+    src = tile;
+  } else {
+    row_base = r0 * g.sh;
+  }
+  const int64_t px = g.sw * p.src_pitch;  // floats between output pixels' bases
+  if (p.depthwise) {
+    std::vector<int64_t> aoff;  // small: kh * kw
+    aoff.reserve(static_cast<size_t>(g.kh * g.kw));
+    for (int64_t ky = 0; ky < g.kh; ++ky)
+      for (int64_t kx = 0; kx < g.kw; ++kx) aoff.push_back(ky * g.dh * p.src_row + kx * g.dw * 16);
+    const int64_t taps = g.kh * g.kw;
+    for (int64_t ob = ob0; ob < ob1; ++ob) {
+      const float* sb = src + (p.tiled ? ob - ob0 : ob) * p.src_plane;
+      DwArgs a;
+      a.aoff = aoff.data();
+      a.taps = taps;
+      a.w = p.w.get() + ob * taps * 16;
+      a.bias = p.bias.data() + ob * 16;
+      a.lo = p.lo;
+      a.hi = p.hi;
+      for (int64_t r = r0; r < r1; ++r) {
+        const float* arow = sb + ((r - r0) * g.sh + row_base) * p.src_row;
+        const int64_t ybase = ob * out_plane + r * g.ow * 16;
+        for (int64_t ox = 0; ox < g.ow; ox += kDwMaxPw) {
+          const int pw = static_cast<int>(std::min<int64_t>(kDwMaxPw, g.ow - ox));
+
+          a.a = arow + ox * px;
+          a.y = y + ybase + ox * 16;
+          a.z = z ? z + ybase + ox * 16 : nullptr;
+          dw_fn(p, pw)(a);
+        }
+        if (p.post_act) p.act.apply(y + ybase, g.ow * 16);
+      }
+    }
+    return;
+  }
+  TileArgs a;
+  a.goff = p.goff.data();
+  a.groups = static_cast<int64_t>(p.goff.size());
+  a.inner = p.inner;
+  a.istride = p.istride;
+  a.rs = px;
+  a.wstride = a.groups * p.inner * 16;
+  a.ystride = out_plane;
+  a.lo = p.lo;
+  a.hi = p.hi;
+  for (int64_t ob = ob0; ob < ob1; ob += p.nob) {
+    const int nob = static_cast<int>(std::min<int64_t>(p.nob, ob1 - ob));
+    a.w = p.w.get() + ob * a.wstride;
+    a.bias = p.bias.data() + ob * 16;
+    for (int64_t r = r0; r < r1; ++r) {
+      const float* arow = src + ((r - r0) * g.sh + row_base) * p.src_row;
+      const int64_t ybase = ob * out_plane + r * g.ow * 16;
+      const int64_t ow = r + 1 == g.oh ? p.last_ow : g.ow;
+      for (int64_t ox = 0; ox < ow; ox += p.pw) {
+        const int pw = static_cast<int>(std::min<int64_t>(p.pw, ow - ox));
+        a.a = arow + ox * px;
+        a.y = y + ybase + ox * 16;
+        a.z = z ? z + ybase + ox * 16 : nullptr;
+        tile_fn(p, nob, pw)(a);
+      }
+      if (p.post_act)
+        for (int b = 0; b < nob; ++b) p.act.apply(y + ybase + b * out_plane, ow * 16);
+    }
+  }
+}
+
+void nchwc_from_nchw_avx512(const float* x, int64_t c, int64_t hw, int64_t cb0, int64_t cb1, float* y) {
+  for (int64_t cb = cb0; cb < cb1; ++cb) {
+    const int64_t nc = std::min<int64_t>(16, c - cb * 16);
+    const float* xb = x + cb * 16 * hw;
+    float* yb = y + cb * 16 * hw;
+    for (int64_t p0 = 0; p0 < hw; p0 += 16) {
+      const int np = static_cast<int>(std::min<int64_t>(16, hw - p0));
+      const __mmask16 m = static_cast<__mmask16>((1u << np) - 1u);
+      __m512 r[16];
+#pragma GCC unroll 16
+      for (int i = 0; i < 16; ++i) r[i] = i < nc ? _mm512_maskz_loadu_ps(m, xb + i * hw + p0) : _mm512_setzero_ps();
+      transpose16_avx512(r);
+      for (int j = 0; j < np; ++j) _mm512_storeu_ps(yb + (p0 + j) * 16, r[j]);
+    }
+  }
+}
+
+void nchw_from_nchwc_avx512(const float* x, int64_t c, int64_t hw, int64_t cb0, int64_t cb1, float* y) {
+  for (int64_t cb = cb0; cb < cb1; ++cb) {
+    const int64_t nc = std::min<int64_t>(16, c - cb * 16);
+    const float* xb = x + cb * 16 * hw;
+    float* yb = y + cb * 16 * hw;
+    for (int64_t p0 = 0; p0 < hw; p0 += 16) {
+      const int np = static_cast<int>(std::min<int64_t>(16, hw - p0));
+      const __mmask16 m = static_cast<__mmask16>((1u << np) - 1u);
+      __m512 r[16];
+#pragma GCC unroll 16
+      for (int j = 0; j < 16; ++j) r[j] = j < np ? _mm512_loadu_ps(xb + (p0 + j) * 16) : _mm512_setzero_ps();
+      transpose16_avx512(r);
+      for (int i = 0; i < nc; ++i) _mm512_mask_storeu_ps(yb + i * hw + p0, m, r[i]);
+    }
+  }
+}
+
+}  // namespace tessera::cpu
