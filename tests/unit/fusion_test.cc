@@ -134,6 +134,7 @@ Ran run(const Built& b, bool fuse, int threads) {
   po.backends = {cpu.get()};
   po.thread_pool = &pool;
   po.fuse = fuse;
+  po.nchwc = false;  // the plain paths (NCHW16c: nchwc_test.cc)
   auto plan = plan_graph(b.g, b.shapes, po);
   EXPECT_TRUE(plan.is_ok()) << plan.status().to_string();
   Ran r;

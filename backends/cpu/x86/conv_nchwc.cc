@@ -86,6 +86,9 @@ bool make_nchwc_conv_plan(const Conv2dGeometry& g0, int64_t c_in, int64_t c_out,
   const int64_t planes = depthwise ? 1 : (x_blocked ? q.icb : c_in);
   const int64_t bytes_per_row = std::max<int64_t>(1, planes * row_floats * g.sh * 4);
   q.rows_per_task = std::clamp<int64_t>(kTaskInputBytes / bytes_per_row, 1, g.oh);
+  // A tile also copies the kh - 1 rows below its last output row: at least 4 times as many
+  // output rows keep that overhead within 25%.
+  if (q.tiled) q.rows_per_task = std::min(g.oh, std::max(q.rows_per_task, 4 * ((g.kh - 1) * g.dh + 1 - g.sh)));
   q.ocb_per_task = depthwise ? 1 : q.ocb;
   const int64_t taps = g.kh * g.kw;
   const int64_t k = depthwise ? taps : taps * (x_blocked ? q.icb * kNchwcBlock : c_in);
@@ -153,14 +156,10 @@ bool make_nchwc_conv_plan(const Conv2dGeometry& g0, int64_t c_in, int64_t c_out,
   q.bias.assign(static_cast<size_t>(q.ocb * kNchwcBlock), 0.f);
   if (b) std::copy(b, b + c_out, q.bias.begin());
 
+  // Sigmoid, Tanh and Gelu after each row (FusedActivation::apply); the others in registers.
   using K = FusedActivation::Kind;
   q.act = act;
-  q.lo = -std::numeric_limits<float>::infinity();
-  q.hi = std::numeric_limits<float>::infinity();
-  q.post_act = false;
-  if (!act.has_affine() && act.kind == K::kRelu) q.lo = 0.f;
-  else if (!act.has_affine() && act.kind == K::kClip) q.lo = act.alpha, q.hi = act.beta;
-  else q.post_act = act.kind != K::kNone || act.has_affine();
+  q.post_act = act.kind == K::kSigmoid || act.kind == K::kTanh || act.kind == K::kGelu;
   return true;
 }
 

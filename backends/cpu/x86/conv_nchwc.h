@@ -69,9 +69,8 @@ struct NchwcConvPlan {
   // [16 lanes], 0 past c_in and c_out; depthwise: per block taps * 16.
   std::unique_ptr<float, void (*)(void*)> w{nullptr, &std::free};  // 64-byte aligned
   std::vector<float> bias;  // ocb * 16, 0 past c_out (or when the node has no B)
-  float lo = -INFINITY, hi = INFINITY;  // the clamp of a fused Relu/Clip, in registers
-  bool post_act = false;                // another activation: applied after the tile
-  FusedActivation act;
+  FusedActivation act;   // the fused activation (and affine map): in registers, but
+  bool post_act = false;  // Sigmoid, Tanh, Gelu: applied to each output row after its tiles
   int64_t tile_floats() const;          // per task
 };
 

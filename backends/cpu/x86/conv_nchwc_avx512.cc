@@ -27,8 +27,35 @@ struct TileArgs {
   const float* z;        // first block's pixel 0 in Z, or null
   float* y;              // first block's pixel 0 in Y
   int64_t ystride;       // floats between output channel blocks
-  float lo, hi;
+  const FusedActivation* act;  // applied in registers (plan.post_act false), or null
 };
+
+// The fused activation of one vector, as the reference (FusedActivation) computes it, NaN
+// propagating (x86 MAXPS/MINPS return the second operand when either is NaN, so the
+// operand order keeps a NaN r); the kinds make_nchwc_conv_plan leaves to registers.
+inline __m512 activate(const FusedActivation* a, __m512 r) {
+  if (!a) return r;
+  using K = FusedActivation::Kind;
+  const __m512 zero = _mm512_setzero_ps();
+  switch (a->kind) {
+    case K::kRelu: r = _mm512_max_ps(zero, r); break;
+    case K::kLeakyRelu:
+      r = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(r, zero, _CMP_LT_OQ), r, _mm512_mul_ps(_mm512_set1_ps(a->alpha), r));
+      break;
+    case K::kClip: r = _mm512_min_ps(_mm512_set1_ps(a->beta), _mm512_max_ps(_mm512_set1_ps(a->alpha), r)); break;
+    case K::kHardSigmoid:
+      r = _mm512_max_ps(zero, _mm512_min_ps(_mm512_set1_ps(1.f), _mm512_add_ps(_mm512_mul_ps(_mm512_set1_ps(a->alpha), r),
+                                                                                _mm512_set1_ps(a->beta))));
+      break;
+    case K::kHardSwish:
+      r = _mm512_mul_ps(r, _mm512_max_ps(zero, _mm512_min_ps(_mm512_set1_ps(1.f), _mm512_add_ps(_mm512_div_ps(r, _mm512_set1_ps(6.f)),
+                                                                                                _mm512_set1_ps(0.5f)))));
+      break;
+    default: break;
+  }
+  if (a->has_affine()) r = _mm512_fmadd_ps(r, _mm512_set1_ps(a->scale), _mm512_set1_ps(a->shift));
+  return r;
+}
 
 // PW pixels x NOB channel blocks. RS: floats between pixels (0: args.rs); INNER: steps per
 // tap group at stride 1 (16, blocked), or 0 (args.inner at args.istride, plain).
@@ -75,15 +102,13 @@ void conv_tile(const TileArgs& t) {
       }
     }
   }
-  const __m512 lo = _mm512_set1_ps(t.lo), hi = _mm512_set1_ps(t.hi);
 #pragma GCC unroll 4
   for (int b = 0; b < NOB; ++b)
 #pragma GCC unroll 14
     for (int j = 0; j < PW; ++j) {
       __m512 v = acc[b][j];
       if (t.z) v = _mm512_add_ps(v, _mm512_loadu_ps(t.z + b * t.ystride + j * 16));
-      v = _mm512_min_ps(_mm512_max_ps(v, lo), hi);
-      _mm512_storeu_ps(t.y + b * t.ystride + j * 16, v);
+      _mm512_storeu_ps(t.y + b * t.ystride + j * 16, activate(t.act, v));
     }
 }
 
@@ -97,7 +122,7 @@ struct DwArgs {
   const float* bias;
   const float* z;
   float* y;
-  float lo, hi;
+  const FusedActivation* act;
 };
 
 template <int PW, int RS>
@@ -112,12 +137,11 @@ void dw_tile(const DwArgs& t) {
 #pragma GCC unroll 16
     for (int j = 0; j < PW; ++j) acc[j] = _mm512_fmadd_ps(_mm512_loadu_ps(ap + j * RS), wv, acc[j]);
   }
-  const __m512 lo = _mm512_set1_ps(t.lo), hi = _mm512_set1_ps(t.hi);
 #pragma GCC unroll 16
   for (int j = 0; j < PW; ++j) {
     __m512 v = acc[j];
     if (t.z) v = _mm512_add_ps(v, _mm512_loadu_ps(t.z + j * 16));
-    _mm512_storeu_ps(t.y + j * 16, _mm512_min_ps(_mm512_max_ps(v, lo), hi));
+    _mm512_storeu_ps(t.y + j * 16, activate(t.act, v));
   }
 }
 
@@ -227,8 +251,7 @@ void nchwc_conv_task_avx512(const NchwcConvPlan& p, const float* x, const float*
       a.taps = taps;
       a.w = p.w.get() + ob * taps * 16;
       a.bias = p.bias.data() + ob * 16;
-      a.lo = p.lo;
-      a.hi = p.hi;
+      a.act = p.post_act || p.act.kind == FusedActivation::Kind::kNone && !p.act.has_affine() ? nullptr : &p.act;
       for (int64_t r = r0; r < r1; ++r) {
         const float* arow = sb + ((r - r0) * g.sh + row_base) * p.src_row;
         const int64_t ybase = ob * out_plane + r * g.ow * 16;
@@ -253,8 +276,7 @@ void nchwc_conv_task_avx512(const NchwcConvPlan& p, const float* x, const float*
   a.rs = px;
   a.wstride = a.groups * p.inner * 16;
   a.ystride = out_plane;
-  a.lo = p.lo;
-  a.hi = p.hi;
+  a.act = p.post_act || p.act.kind == FusedActivation::Kind::kNone && !p.act.has_affine() ? nullptr : &p.act;
   for (int64_t ob = ob0; ob < ob1; ob += p.nob) {
     const int nob = static_cast<int>(std::min<int64_t>(p.nob, ob1 - ob));
     a.w = p.w.get() + ob * a.wstride;

@@ -1,0 +1,265 @@
+// The CPU's blocked layout NCHW16c (backends/cpu/x86/conv_nchwc.h; planner: PlanOptions::
+// nchwc): graphs planned with it against the same graphs planned without it (the plain
+// kernels, themselves tested against the reference in conv_x86_test.cc), on random inputs
+// in [-1, 1]. Each graph is x -> [a 1x1 Conv, so that the Conv under test reads a blocked
+// X] -> the Conv under test -> [+ a residual: a graph input (plain, converted) or another
+// Conv's output (blocked)] -> [an activation] -> output, over channel counts that are and
+// are not multiples of 16 (1 to 70), 1x1 (run over the whole plane), 3x3, 5x5, 7x7 (a stem
+// on 3 channels read in place), strides 1, 2 and 3, dilation, asymmetric pads, depthwise,
+// rows wider and narrower than a micro-tile, batch 2, and 1 to 3 threads.
+// Sums run in another order than the plain kernels', so the bound is relative to the
+// magnitude: per element 1e-4 * m + 1e-6, m the same graph's output on |x|, |w|, |b| and
+// |z| without the activation (every activation here is at most 1.5-Lipschitz).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <string>
+
+#include "backends/backend.h"
+#include "backends/cpu/thread_pool.h"
+#include "backends/cpu/x86/isa_x86.h"
+#include "runtime/plan/plan.h"
+
+namespace tessera {
+namespace {
+
+struct Spec {
+  int64_t n = 1, c = 16, m = 16, h = 8, w = 8, k = 3, stride = 1, dilation = 1;
+  std::vector<int64_t> pads = {1, 1, 1, 1};
+  bool depthwise = false, pre = false;
+  int residual = 0;  // 0: none; 1: a graph input; 2: another Conv's output
+  std::string act;   // "" or the ONNX op
+};
+
+struct Built {
+  Graph g;
+  std::vector<Shape> shapes;
+  std::vector<Tensor> inputs;
+};
+
+Value val(const std::string& name, DType dt = DType::kUndefined) {
+  Value v;
+  v.name = name;
+  v.dtype = dt;
+  return v;
+}
+
+Attribute ints(const std::string& name, std::vector<int64_t> v) {
+  Attribute a;
+  a.name = name;
+  a.type = AttrType::kInts;
+  a.ints = std::move(v);
+  return a;
+}
+
+Attribute int1(const std::string& name, int64_t v) {
+  Attribute a;
+  a.name = name;
+  a.type = AttrType::kInt;
+  a.i = v;
+  return a;
+}
+
+Node node(const std::string& op, std::vector<int> ins, std::vector<int> outs, const std::string& name, int opset = 17) {
+  Node n;
+  n.name = name;
+  n.op_type = op;
+  n.opset = opset;
+  n.inputs = std::move(ins);
+  n.outputs = std::move(outs);
+  return n;
+}
+
+// Random tensors drawn in a fixed order, so the |.| graph (abs_values) sees the same values.
+Tensor random(const Shape& s, std::mt19937& rng, bool abs_values) {
+  Tensor t = Tensor::allocate(DType::kFloat32, s).value();
+  std::uniform_real_distribution<float> d(-1.f, 1.f);
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    const float v = d(rng);
+    t.data_as<float>()[i] = abs_values ? std::fabs(v) : v;
+  }
+  return t;
+}
+
+Built build(const Spec& s, uint32_t seed, bool magnitude) {
+  std::mt19937 rng(seed);
+  Built b;
+  Graph& g = b.g;
+  auto constant = [&](const std::string& name, const Shape& shape) {
+    Value v = val(name, DType::kFloat32);
+    v.initializer = std::make_shared<const Tensor>(random(shape, rng, magnitude));
+    return g.add_value(std::move(v));
+  };
+  const int x = g.add_value(val("x", DType::kFloat32));
+  g.inputs.push_back(x);
+  b.shapes.push_back({s.n, s.c, s.h, s.w});
+  b.inputs.push_back(random({s.n, s.c, s.h, s.w}, rng, magnitude));
+  int cur = x;
+  if (s.pre) {
+    const int y = g.add_value(val("pre_out"));
+    g.nodes.push_back(node("Conv", {x, constant("pre_w", {s.c, s.c, 1, 1}), constant("pre_b", {s.c})}, {y}, "pre"));
+    cur = y;
+  }
+  const int64_t group = s.depthwise ? s.c : 1;
+  const int y = g.add_value(val("conv_out"));
+  Node conv = node("Conv", {cur, constant("w", {s.m, s.c / group, s.k, s.k}), constant("b", {s.m})}, {y}, "conv");
+  conv.attributes = {ints("pads", s.pads), ints("strides", {s.stride, s.stride}), ints("dilations", {s.dilation, s.dilation}),
+                     int1("group", group)};
+  g.nodes.push_back(conv);
+  cur = y;
+  const int64_t oh = (s.h + s.pads[0] + s.pads[2] - s.dilation * (s.k - 1) - 1) / s.stride + 1;
+  const int64_t ow = (s.w + s.pads[1] + s.pads[3] - s.dilation * (s.k - 1) - 1) / s.stride + 1;
+  if (s.residual) {
+    int z = -1;
+    if (s.residual == 1) {
+      z = g.add_value(val("z", DType::kFloat32));
+      g.inputs.push_back(z);
+      b.shapes.push_back({s.n, s.m, oh, ow});
+      b.inputs.push_back(random({s.n, s.m, oh, ow}, rng, magnitude));
+    } else {
+      // z = a 1x1 Conv of x with the output's channels and positions (stride and crop
+      // matched by a strided 1x1 on the unpadded input when the sizes allow, else a kxk).
+      z = g.add_value(val("z_conv"));
+      Node zc = node("Conv", {x, constant("zw", {s.m, s.c, s.k, s.k}), constant("zb", {s.m})}, {z}, "z_conv");
+      zc.attributes = conv.attributes;
+      zc.attributes.back() = int1("group", 1);
+      g.nodes.push_back(zc);
+    }
+    const int sum = g.add_value(val("sum"));
+    g.nodes.push_back(node("Add", {cur, z}, {sum}, "add"));
+    cur = sum;
+  }
+  if (!s.act.empty() && !magnitude) {
+    const int a = g.add_value(val("act_out"));
+    std::vector<int> ins = {cur};
+    if (s.act == "Clip") {
+      Tensor lo = Tensor::allocate(DType::kFloat32, {}).value(), hi = Tensor::allocate(DType::kFloat32, {}).value();
+      lo.data_as<float>()[0] = -0.25f;
+      hi.data_as<float>()[0] = 0.5f;
+      for (auto* t : {&lo, &hi}) {
+        Value v = val(t == &lo ? "lo" : "hi", DType::kFloat32);
+        v.initializer = std::make_shared<const Tensor>(std::move(*t));
+        ins.push_back(g.add_value(std::move(v)));
+      }
+    }
+    g.nodes.push_back(node(s.act, ins, {a}, "act", s.act == "Gelu" ? 20 : 17));
+    cur = a;
+  }
+  g.outputs.push_back(cur);
+  return b;
+}
+
+struct Ran {
+  Tensor out;
+  std::vector<std::string> placements;
+};
+
+Ran run(const Built& b, bool nchwc, bool fuse, int threads) {
+  auto cpu = make_cpu_backend();
+  ThreadPool pool(threads);
+  PlanOptions po;
+  po.backends = {cpu.get()};
+  po.thread_pool = &pool;
+  po.fuse = fuse;
+  po.nchwc = nchwc;
+  Ran r;
+  auto plan = plan_graph(b.g, b.shapes, po);
+  EXPECT_TRUE(plan.is_ok()) << plan.status().to_string();
+  if (!plan.is_ok()) return r;
+  const Plan& p = *plan.value();
+  Tensor arena = Tensor::allocate(DType::kUInt8, {static_cast<int64_t>(p.arena_bytes) + 64}).value();
+  std::vector<const Tensor*> ins;
+  for (const Tensor& t : b.inputs) ins.push_back(&t);
+  Status st = execute_plan(p, arena.data_as<uint8_t>(), ins);
+  EXPECT_TRUE(st.is_ok()) << st.to_string();
+  r.out = plan_value_view(p, p.outputs[0], arena.data_as<uint8_t>(), ins).clone().value();
+  r.placements = p.placements;
+  return r;
+}
+
+std::string describe(const Spec& s) {
+  std::string d = "N=" + std::to_string(s.n) + " C=" + std::to_string(s.c) + " M=" + std::to_string(s.m) + " " +
+                  std::to_string(s.h) + "x" + std::to_string(s.w) + " k=" + std::to_string(s.k) +
+                  " stride=" + std::to_string(s.stride) + " dilation=" + std::to_string(s.dilation) + " pads=";
+  for (int64_t p : s.pads) d += std::to_string(p) + ",";
+  if (s.depthwise) d += " depthwise";
+  if (s.pre) d += " blocked X";
+  if (s.residual) d += s.residual == 1 ? " +input" : " +conv";
+  if (!s.act.empty()) d += " " + s.act;
+  return d;
+}
+
+void check(const Spec& s, uint32_t seed) {
+  const Built b = build(s, seed, false), mag_graph = build(s, seed, true);
+  const Ran mag = run(mag_graph, false, false, 1);
+  const Ran want = run(b, false, true, 1);
+  for (int threads : {1, 2, 3}) {
+    const std::string what = describe(s) + " threads=" + std::to_string(threads);
+    const Ran got = run(b, true, true, threads);
+    bool blocked = false;
+    for (const std::string& p : got.placements) blocked = blocked || p.find("NCHW16c") != std::string::npos;
+    EXPECT_TRUE(blocked) << what << ": the plan should run the Conv in NCHW16c";
+    ASSERT_EQ(got.out.shape(), want.out.shape()) << what;
+    ASSERT_GT(want.out.numel(), 0) << what;
+    int bad = 0;
+    double max_abs = 0;
+    for (int64_t i = 0; i < want.out.numel(); ++i) {
+      const double a = got.out.data_as<float>()[i], e = want.out.data_as<float>()[i];
+      const double tol = 1e-4 * mag.out.data_as<float>()[i] + 1e-6;
+      max_abs = std::max(max_abs, std::fabs(e));
+      if (!(std::fabs(a - e) <= tol) && ++bad <= 3) ADD_FAILURE() << what << " element " << i << ": got " << a << " want " << e;
+    }
+    EXPECT_GT(max_abs, 0.0) << what << ": an all-zero output cannot tell right from wrong";
+  }
+}
+
+bool have_avx512() { return x86::best_isa() == x86::Isa::kAvx512; }
+
+TEST(Nchwc, ConvShapesMatchThePlainKernels) {
+  if (!have_avx512()) GTEST_SKIP() << "NCHW16c needs AVX-512F, which this CPU lacks";
+  std::vector<Spec> specs;
+  auto add = [&](Spec s) { specs.push_back(s); };
+  // 1x1 over the whole plane: odd plane sizes (one row of fewer than 14 pixels, rows of
+  // 112 and a last partial row), channel counts off and on 16.
+  add({1, 16, 16, 7, 7, 1, 1, 1, {0, 0, 0, 0}});
+  add({1, 20, 33, 15, 17, 1, 1, 1, {0, 0, 0, 0}, false, true});
+  add({2, 64, 40, 1, 1, 1, 1, 1, {0, 0, 0, 0}, false, true});
+  add({1, 48, 96, 13, 19, 1, 1, 1, {0, 0, 0, 0}, false, true, 2});
+  // 1x1 stride 2 (ResNet's downsample), read in place at 32 floats a pixel.
+  add({1, 32, 64, 14, 14, 1, 2, 1, {0, 0, 0, 0}, false, true});
+  // 3x3: pad 1 (row tiles), micro-tiles of 14, 9 and 7 pixels, 1 to 5 channel blocks.
+  add({1, 16, 32, 56, 30, 3, 1, 1, {1, 1, 1, 1}, false, true, 1, "Relu"});
+  add({1, 70, 50, 9, 9, 3, 1, 1, {1, 1, 1, 1}, false, true, 0, "Clip"});
+  add({2, 32, 64, 7, 7, 3, 1, 1, {1, 1, 1, 1}, false, true, 2, "Relu"});
+  add({1, 17, 16, 12, 8, 3, 1, 1, {1, 1, 1, 1}, false, false});
+  add({1, 32, 48, 29, 31, 3, 2, 1, {1, 1, 1, 1}, false, true, 0, "HardSwish"});
+  add({1, 16, 16, 10, 11, 3, 3, 1, {0, 2, 1, 0}, false, true, 0, "LeakyRelu"});
+  add({1, 24, 32, 15, 16, 3, 1, 2, {2, 2, 2, 2}, false, true, 0, "Sigmoid"});
+  add({1, 16, 16, 6, 40, 5, 1, 1, {2, 2, 2, 2}, false, true, 0, "Tanh"});
+  add({1, 32, 16, 5, 5, 3, 1, 1, {0, 0, 0, 0}, false, true, 0, "Gelu"});
+  add({1, 16, 32, 4, 3, 3, 1, 1, {3, 2, 4, 3}, false, true, 0, "HardSigmoid"});
+  // The stem: 3 (and 1) channels read in place (plain X), 7x7 stride 2 pad 3.
+  add({1, 3, 64, 60, 58, 7, 2, 1, {3, 3, 3, 3}, false, false, 0, "Relu"});
+  add({2, 1, 16, 9, 9, 3, 1, 1, {1, 1, 1, 1}});
+  // Depthwise: strides 1 and 2, 5x5, dilation, channels off 16, rows wider than 14.
+  add({1, 32, 32, 28, 28, 3, 1, 1, {1, 1, 1, 1}, true, true, 0, "Clip"});
+  add({2, 48, 48, 15, 33, 3, 2, 1, {1, 1, 1, 1}, true, true, 0, "Relu"});
+  add({1, 40, 40, 12, 37, 5, 1, 1, {2, 2, 2, 2}, true, true, 2, "HardSwish"});
+  add({1, 16, 16, 9, 10, 3, 1, 2, {2, 1, 0, 2}, true, true, 1});
+  add({1, 24, 24, 7, 7, 3, 1, 1, {1, 1, 1, 1}, true, true, 0, "Sigmoid"});
+  uint32_t seed = 11;
+  for (const Spec& s : specs) check(s, seed++);
+}
+
+TEST(Nchwc, OffMeansNoBlockedValues) {
+  Spec s{1, 32, 32, 8, 8, 3, 1, 1, {1, 1, 1, 1}, false, true, 2, "Relu"};
+  const Built b = build(s, 5, false);
+  for (bool fuse : {false, true}) {
+    const Ran r = run(b, false, fuse, 2);
+    for (const std::string& p : r.placements) EXPECT_EQ(p.find("NCHW16c"), std::string::npos) << p;
+  }
+}
+
+}  // namespace
+}  // namespace tessera
