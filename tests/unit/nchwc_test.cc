@@ -4,8 +4,8 @@
 // in [-1, 1]. Each graph is x -> [a 1x1 Conv, so that the Conv under test reads a blocked
 // X] -> the Conv under test -> [+ a residual: a graph input (plain, converted) or another
 // Conv's output (blocked)] -> [an activation] -> output, over channel counts that are and
-// are not multiples of 16 (1 to 70), 1x1 (run over the whole plane), 3x3, 5x5, 7x7 (a stem
-// on 3 channels read in place), strides 1, 2 and 3, dilation, asymmetric pads, depthwise,
+// are not multiples of 16 (1 to 256), 1x1 (run over the whole plane), 3x3, 5x5, 7x7 (a
+// stem on 3 channels read in place), taps in blocks (weights beyond 512 KiB a pass), strides 1, 2 and 3, dilation, asymmetric pads, depthwise,
 // rows wider and narrower than a micro-tile, batch 2, and 1 to 3 threads.
 // Sums run in another order than the plain kernels', so the bound is relative to the
 // magnitude: per element 1e-4 * m + 1e-6, m the same graph's output on |x|, |w|, |b| and
@@ -239,6 +239,9 @@ TEST(Nchwc, ConvShapesMatchThePlainKernels) {
   add({1, 16, 16, 6, 40, 5, 1, 1, {2, 2, 2, 2}, false, true, 0, "Tanh"});
   add({1, 32, 16, 5, 5, 3, 1, 1, {0, 0, 0, 0}, false, true, 0, "Gelu"});
   add({1, 16, 32, 4, 3, 3, 1, 1, {3, 2, 4, 3}, false, true, 0, "HardSigmoid"});
+  // Weights of a pass beyond 512 KiB: the taps in blocks, partial sums through Y.
+  add({1, 256, 64, 7, 7, 3, 1, 1, {1, 1, 1, 1}, false, true, 2, "Relu"});
+  add({1, 256, 64, 6, 6, 3, 1, 1, {1, 1, 1, 1}, false, true, 1, "Sigmoid"});
   // The stem: 3 (and 1) channels read in place (plain X), 7x7 stride 2 pad 3.
   add({1, 3, 64, 60, 58, 7, 2, 1, {3, 3, 3, 3}, false, false, 0, "Relu"});
   add({2, 1, 16, 9, 9, 3, 1, 1, {1, 1, 1, 1}});

@@ -18,6 +18,7 @@ namespace {
 
 constexpr int64_t kFlatRowPixels = 112;          // a 1x1 conv's plane in rows of 8 micro-tiles
 constexpr int64_t kTaskInputBytes = 256 * 1024;  // input rows a task reads: about half of L2
+constexpr int64_t kWeightBlockBytes = 256 * 1024;  // weights per pass (kc_groups)
 constexpr int kMaxPwForNob[5] = {0, 14, 14, 9, 7};
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -153,6 +154,11 @@ bool make_nchwc_conv_plan(const Conv2dGeometry& g0, int64_t c_in, int64_t c_out,
           for (int64_t i = 0; i < c_in; ++i)
             for (int64_t l = 0; l < kNchwcBlock; ++l) *wp++ = W(ob * kNchwcBlock + l, i, ky, kx);
   }
+  const int64_t groups = std::max<int64_t>(1, static_cast<int64_t>(q.goff.size()));
+  const int64_t group_bytes = q.nob * q.inner * kNchwcBlock * 4;
+  q.kc_groups = q.rows_per_task > 1 && groups * group_bytes > 2 * kWeightBlockBytes
+                    ? std::max<int64_t>(1, kWeightBlockBytes / group_bytes)
+                    : groups;
   q.bias.assign(static_cast<size_t>(q.ocb * kNchwcBlock), 0.f);
   if (b) std::copy(b, b + c_out, q.bias.begin());
 

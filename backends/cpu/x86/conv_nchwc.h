@@ -65,6 +65,10 @@ struct NchwcConvPlan {
   std::vector<int64_t> goff;
   int inner = 16;
   int64_t istride = 1;
+  // Tap groups per pass over a task's rows: all of them, or as many as keep the weights
+  // of nob channel blocks within 256 KiB (conv_nchwc.cc) (ResNet-50's 3x3 layers on 7 x 7:
+  // 1.2 MB of weights for 4 blocks, read again for each of 7 rows without this).
+  int64_t kc_groups = 1;
   // Weights: per 16-channel output block, goff.size() * inner * 16 floats, [group][inner]
   // [16 lanes], 0 past c_in and c_out; depthwise: per block taps * 16.
   std::unique_ptr<float, void (*)(void*)> w{nullptr, &std::free};  // 64-byte aligned

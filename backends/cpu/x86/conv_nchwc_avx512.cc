@@ -28,6 +28,8 @@ struct TileArgs {
   float* y;              // first block's pixel 0 in Y
   int64_t ystride;       // floats between output channel blocks
   const FusedActivation* act;  // applied in registers (plan.post_act false), or null
+  bool accumulate;       // a later block of taps: start from Y's partial sums, not the bias
+  bool finish;           // the last block of taps: add Z, activate
 };
 
 // The fused activation of one vector, as the reference (FusedActivation) computes it, NaN
@@ -62,11 +64,18 @@ inline __m512 activate(const FusedActivation* a, __m512 r) {
 template <int PW, int NOB, int RS, int INNER>
 void conv_tile(const TileArgs& t) {
   __m512 acc[NOB][PW];
+  if (t.accumulate) {
 #pragma GCC unroll 4
-  for (int b = 0; b < NOB; ++b) {
-    const __m512 bv = _mm512_loadu_ps(t.bias + b * 16);
+    for (int b = 0; b < NOB; ++b)
 #pragma GCC unroll 14
-    for (int j = 0; j < PW; ++j) acc[b][j] = bv;
+      for (int j = 0; j < PW; ++j) acc[b][j] = _mm512_loadu_ps(t.y + b * t.ystride + j * 16);
+  } else {
+#pragma GCC unroll 4
+    for (int b = 0; b < NOB; ++b) {
+      const __m512 bv = _mm512_loadu_ps(t.bias + b * 16);
+#pragma GCC unroll 14
+      for (int j = 0; j < PW; ++j) acc[b][j] = bv;
+    }
   }
   const int64_t rs = RS ? RS : t.rs;
   const float* wp = t.w;
@@ -101,6 +110,13 @@ void conv_tile(const TileArgs& t) {
         wp += 16;
       }
     }
+  }
+  if (!t.finish) {
+#pragma GCC unroll 4
+    for (int b = 0; b < NOB; ++b)
+#pragma GCC unroll 14
+      for (int j = 0; j < PW; ++j) _mm512_storeu_ps(t.y + b * t.ystride + j * 16, acc[b][j]);
+    return;
   }
 #pragma GCC unroll 4
   for (int b = 0; b < NOB; ++b)
@@ -269,31 +285,38 @@ void nchwc_conv_task_avx512(const NchwcConvPlan& p, const float* x, const float*
     return;
   }
   TileArgs a;
-  a.goff = p.goff.data();
-  a.groups = static_cast<int64_t>(p.goff.size());
+  const int64_t groups = static_cast<int64_t>(p.goff.size());
   a.inner = p.inner;
   a.istride = p.istride;
   a.rs = px;
-  a.wstride = a.groups * p.inner * 16;
+  a.wstride = groups * p.inner * 16;
   a.ystride = out_plane;
   a.act = p.post_act || p.act.kind == FusedActivation::Kind::kNone && !p.act.has_affine() ? nullptr : &p.act;
+  // Blocks of kc_groups tap groups, so that their weights stay in L2 over the task's rows;
+  // the partial sums go through Y.
   for (int64_t ob = ob0; ob < ob1; ob += p.nob) {
     const int nob = static_cast<int>(std::min<int64_t>(p.nob, ob1 - ob));
-    a.w = p.w.get() + ob * a.wstride;
     a.bias = p.bias.data() + ob * 16;
-    for (int64_t r = r0; r < r1; ++r) {
-      const float* arow = src + ((r - r0) * g.sh + row_base) * p.src_row;
-      const int64_t ybase = ob * out_plane + r * g.ow * 16;
-      const int64_t ow = r + 1 == g.oh ? p.last_ow : g.ow;
-      for (int64_t ox = 0; ox < ow; ox += p.pw) {
-        const int pw = static_cast<int>(std::min<int64_t>(p.pw, ow - ox));
-        a.a = arow + ox * px;
-        a.y = y + ybase + ox * 16;
-        a.z = z ? z + ybase + ox * 16 : nullptr;
-        tile_fn(p, nob, pw)(a);
+    for (int64_t gb = 0; gb < groups; gb += p.kc_groups) {
+      a.goff = p.goff.data() + gb;
+      a.groups = std::min(p.kc_groups, groups - gb);
+      a.w = p.w.get() + ob * a.wstride + gb * p.inner * 16;
+      a.accumulate = gb > 0;
+      a.finish = gb + a.groups == groups;
+      for (int64_t r = r0; r < r1; ++r) {
+        const float* arow = src + ((r - r0) * g.sh + row_base) * p.src_row;
+        const int64_t ybase = ob * out_plane + r * g.ow * 16;
+        const int64_t ow = r + 1 == g.oh ? p.last_ow : g.ow;
+        for (int64_t ox = 0; ox < ow; ox += p.pw) {
+          const int pw = static_cast<int>(std::min<int64_t>(p.pw, ow - ox));
+          a.a = arow + ox * px;
+          a.y = y + ybase + ox * 16;
+          a.z = z ? z + ybase + ox * 16 : nullptr;
+          tile_fn(p, nob, pw)(a);
+        }
+        if (p.post_act && a.finish)
+          for (int b = 0; b < nob; ++b) p.act.apply(y + ybase + b * out_plane, ow * 16);
       }
-      if (p.post_act)
-        for (int b = 0; b < nob; ++b) p.act.apply(y + ybase + b * out_plane, ow * 16);
     }
   }
 }
