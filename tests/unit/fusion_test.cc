@@ -14,16 +14,12 @@
 #include "backends/backend.h"
 #include "backends/cpu/thread_pool.h"
 #include "runtime/plan/plan.h"
+#include "graph_test_util.h"
 
 namespace tessera {
 namespace {
 
-Value val(const std::string& name, DType dt = DType::kUndefined) {
-  Value v;
-  v.name = name;
-  v.dtype = dt;
-  return v;
-}
+using namespace graph_test;
 
 Tensor random(const Shape& s, std::mt19937& rng) {
   Tensor t = Tensor::allocate(DType::kFloat32, s).value();
@@ -36,32 +32,6 @@ int add_const(Graph& g, const std::string& name, Tensor t) {
   Value v = val(name, t.dtype());
   v.initializer = std::make_shared<const Tensor>(std::move(t));
   return g.add_value(std::move(v));
-}
-
-Node node(const std::string& op, std::vector<int> ins, std::vector<int> outs, const std::string& name, int opset = 17) {
-  Node n;
-  n.name = name;
-  n.op_type = op;
-  n.opset = opset;
-  n.inputs = std::move(ins);
-  n.outputs = std::move(outs);
-  return n;
-}
-
-Attribute ints(const std::string& name, std::vector<int64_t> v) {
-  Attribute a;
-  a.name = name;
-  a.type = AttrType::kInts;
-  a.ints = std::move(v);
-  return a;
-}
-
-Attribute int1(const std::string& name, int64_t v) {
-  Attribute a;
-  a.name = name;
-  a.type = AttrType::kInt;
-  a.i = v;
-  return a;
 }
 
 struct Built {

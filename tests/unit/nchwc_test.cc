@@ -20,9 +20,12 @@
 #include "backends/cpu/thread_pool.h"
 #include "backends/cpu/x86/isa_x86.h"
 #include "runtime/plan/plan.h"
+#include "graph_test_util.h"
 
 namespace tessera {
 namespace {
+
+using namespace graph_test;
 
 struct Spec {
   int64_t n = 1, c = 16, m = 16, h = 8, w = 8, k = 3, stride = 1, dilation = 1;
@@ -37,39 +40,6 @@ struct Built {
   std::vector<Shape> shapes;
   std::vector<Tensor> inputs;
 };
-
-Value val(const std::string& name, DType dt = DType::kUndefined) {
-  Value v;
-  v.name = name;
-  v.dtype = dt;
-  return v;
-}
-
-Attribute ints(const std::string& name, std::vector<int64_t> v) {
-  Attribute a;
-  a.name = name;
-  a.type = AttrType::kInts;
-  a.ints = std::move(v);
-  return a;
-}
-
-Attribute int1(const std::string& name, int64_t v) {
-  Attribute a;
-  a.name = name;
-  a.type = AttrType::kInt;
-  a.i = v;
-  return a;
-}
-
-Node node(const std::string& op, std::vector<int> ins, std::vector<int> outs, const std::string& name, int opset = 17) {
-  Node n;
-  n.name = name;
-  n.op_type = op;
-  n.opset = opset;
-  n.inputs = std::move(ins);
-  n.outputs = std::move(outs);
-  return n;
-}
 
 // Random tensors drawn in a fixed order, so the |.| graph (abs_values) sees the same values.
 Tensor random(const Shape& s, std::mt19937& rng, bool abs_values) {

@@ -321,7 +321,12 @@ void nchwc_conv_task_avx512(const NchwcConvPlan& p, const float* x, const float*
   }
 }
 
-void nchwc_from_nchw_avx512(const float* x, int64_t c, int64_t hw, int64_t cb0, int64_t cb1, float* y) {
+namespace {
+
+// 16 channels x 16 pixels at a time: masked loads of up to 16 plane rows (or pixels), a
+// 16 x 16 register transpose, stores of up to 16 pixels (or plane rows).
+template <bool kToBlocked>
+void reorder_blocks(const float* x, int64_t c, int64_t hw, int64_t cb0, int64_t cb1, float* y) {
   for (int64_t cb = cb0; cb < cb1; ++cb) {
     const int64_t nc = std::min<int64_t>(16, c - cb * 16);
     const float* xb = x + cb * 16 * hw;
@@ -331,28 +336,27 @@ void nchwc_from_nchw_avx512(const float* x, int64_t c, int64_t hw, int64_t cb0, 
       const __mmask16 m = static_cast<__mmask16>((1u << np) - 1u);
       __m512 r[16];
 #pragma GCC unroll 16
-      for (int i = 0; i < 16; ++i) r[i] = i < nc ? _mm512_maskz_loadu_ps(m, xb + i * hw + p0) : _mm512_setzero_ps();
+      for (int i = 0; i < 16; ++i) {
+        if (kToBlocked) r[i] = i < nc ? _mm512_maskz_loadu_ps(m, xb + i * hw + p0) : _mm512_setzero_ps();
+        else r[i] = i < np ? _mm512_loadu_ps(xb + (p0 + i) * 16) : _mm512_setzero_ps();
+      }
       transpose16_avx512(r);
-      for (int j = 0; j < np; ++j) _mm512_storeu_ps(yb + (p0 + j) * 16, r[j]);
+      if (kToBlocked)
+        for (int j = 0; j < np; ++j) _mm512_storeu_ps(yb + (p0 + j) * 16, r[j]);
+      else
+        for (int i = 0; i < nc; ++i) _mm512_mask_storeu_ps(yb + i * hw + p0, m, r[i]);
     }
   }
 }
 
+}  // namespace
+
+void nchwc_from_nchw_avx512(const float* x, int64_t c, int64_t hw, int64_t cb0, int64_t cb1, float* y) {
+  reorder_blocks<true>(x, c, hw, cb0, cb1, y);
+}
+
 void nchw_from_nchwc_avx512(const float* x, int64_t c, int64_t hw, int64_t cb0, int64_t cb1, float* y) {
-  for (int64_t cb = cb0; cb < cb1; ++cb) {
-    const int64_t nc = std::min<int64_t>(16, c - cb * 16);
-    const float* xb = x + cb * 16 * hw;
-    float* yb = y + cb * 16 * hw;
-    for (int64_t p0 = 0; p0 < hw; p0 += 16) {
-      const int np = static_cast<int>(std::min<int64_t>(16, hw - p0));
-      const __mmask16 m = static_cast<__mmask16>((1u << np) - 1u);
-      __m512 r[16];
-#pragma GCC unroll 16
-      for (int j = 0; j < 16; ++j) r[j] = j < np ? _mm512_loadu_ps(xb + (p0 + j) * 16) : _mm512_setzero_ps();
-      transpose16_avx512(r);
-      for (int i = 0; i < nc; ++i) _mm512_mask_storeu_ps(yb + i * hw + p0, m, r[i]);
-    }
-  }
+  reorder_blocks<false>(x, c, hw, cb0, cb1, y);
 }
 
 }  // namespace tessera::cpu
