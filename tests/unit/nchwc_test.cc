@@ -209,6 +209,8 @@ TEST(Nchwc, ConvShapesMatchThePlainKernels) {
   add({1, 16, 16, 6, 40, 5, 1, 1, {2, 2, 2, 2}, false, true, 0, "Tanh"});
   add({1, 32, 16, 5, 5, 3, 1, 1, {0, 0, 0, 0}, false, true, 0, "Gelu"});
   add({1, 16, 32, 4, 3, 3, 1, 1, {3, 2, 4, 3}, false, true, 0, "HardSigmoid"});
+  // Weights beyond 192 KiB: channel blocks outermost (rows_outer off), all taps in one pass.
+  add({1, 128, 64, 5, 5, 3, 1, 1, {1, 1, 1, 1}, false, true, 2, "HardSwish"});
   // Weights of a pass beyond 512 KiB: the taps in blocks, partial sums through Y.
   add({1, 256, 64, 7, 7, 3, 1, 1, {1, 1, 1, 1}, false, true, 2, "Relu"});
   add({1, 256, 64, 6, 6, 3, 1, 1, {1, 1, 1, 1}, false, true, 1, "Sigmoid"});

@@ -61,7 +61,8 @@ struct NchwcConvPlan {
   int64_t ocb_per_task = 0;              // output channel blocks per task
   int nob = 2, pw = 14;                  // micro-tile: channel blocks x pixels
   // Taps: group g starts goff[g] floats from a pixel's base and has `inner` steps of
-  // `istride` floats (blocked: 16 channels of one block, stride 1; plain: every channel).
+  // `istride` floats (blocked: 16 channels of one block, stride 1; plain: a kernel row of
+  // one channel, the dilation apart).
   std::vector<int64_t> goff;
   int inner = 16;
   int64_t istride = 1;
@@ -69,6 +70,9 @@ struct NchwcConvPlan {
   // of nob channel blocks within 256 KiB (conv_nchwc.cc) (ResNet-50's 3x3 layers on 7 x 7:
   // 1.2 MB of weights for 4 blocks, read again for each of 7 rows without this).
   int64_t kc_groups = 1;
+  // Loop order of a task: rows, micro-tiles, then channel blocks (the task's weights fit
+  // L2: the tile's input is read from L1 by every block); else blocks, taps, rows.
+  bool rows_outer = false;
   // Weights: per 16-channel output block, goff.size() * inner * 16 floats, [group][inner]
   // [16 lanes], 0 past c_in and c_out; depthwise: per block taps * 16.
   std::unique_ptr<float, void (*)(void*)> w{nullptr, &std::free};  // 64-byte aligned

@@ -199,7 +199,8 @@ TileFn tile_fn(const NchwcConvPlan& p, int nob, int pw) {
   static const TileTable<32, 16> s2;
   static const TileTable<0, 16> blocked_any;
   static const TileTable<0, 0> plain;
-  if (!p.x_blocked) return plain.get(nob, pw);
+  static const TileTable<2, 0> plain_s2;  // the stems: 7x7 or 3x3 at stride 2 on the image
+  if (!p.x_blocked) return p.g.sw == 2 ? plain_s2.get(nob, pw) : plain.get(nob, pw);
   const int64_t rs = p.g.sw * p.src_pitch;
   if (rs == 16) return s1.get(nob, pw);
   if (rs == 32) return s2.get(nob, pw);
@@ -292,6 +293,32 @@ void nchwc_conv_task_avx512(const NchwcConvPlan& p, const float* x, const float*
   a.wstride = groups * p.inner * 16;
   a.ystride = out_plane;
   a.act = p.post_act || p.act.kind == FusedActivation::Kind::kNone && !p.act.has_affine() ? nullptr : &p.act;
+  if (p.rows_outer) {
+    a.goff = p.goff.data();
+    a.groups = groups;
+    a.accumulate = false;
+    a.finish = true;
+    for (int64_t r = r0; r < r1; ++r) {
+      const float* arow = src + ((r - r0) * g.sh + row_base) * p.src_row;
+      const int64_t ow = r + 1 == g.oh ? p.last_ow : g.ow;
+      for (int64_t ox = 0; ox < ow; ox += p.pw) {
+        const int pw = static_cast<int>(std::min<int64_t>(p.pw, ow - ox));
+        a.a = arow + ox * px;
+        for (int64_t ob = ob0; ob < ob1; ob += p.nob) {
+          const int nob = static_cast<int>(std::min<int64_t>(p.nob, ob1 - ob));
+          const int64_t ybase = ob * out_plane + r * g.ow * 16 + ox * 16;
+          a.bias = p.bias.data() + ob * 16;
+          a.w = p.w.get() + ob * a.wstride;
+          a.y = y + ybase;
+          a.z = z ? z + ybase : nullptr;
+          tile_fn(p, nob, pw)(a);
+        }
+      }
+      if (p.post_act)
+        for (int64_t ob = ob0; ob < ob1; ++ob) p.act.apply(y + ob * out_plane + r * g.ow * 16, ow * 16);
+    }
+    return;
+  }
   // Blocks of kc_groups tap groups, so that their weights stay in L2 over the task's rows;
   // the partial sums go through Y.
   for (int64_t ob = ob0; ob < ob1; ob += p.nob) {
