@@ -40,6 +40,7 @@ bool make_nchwc_conv_plan(const Conv2dGeometry& g0, int64_t c_in, int64_t c_out,
                           const float* w, const float* b, const FusedActivation& act, int threads, NchwcConvPlan* p) {
   const bool depthwise = group > 1 && group == c_in && group == c_out;
   if ((group != 1 && !depthwise) || (depthwise && !x_blocked) || c_in < 1 || c_out < 1 || !w) return false;
+  if (depthwise && (g0.sw > 2 || g0.kh * g0.kw > kNchwcDwMaxTaps)) return false;
   if (g0.oh < 1 || g0.ow < 1 || g0.kh < 1 || g0.kw < 1 || g0.sh < 1 || g0.sw < 1) return false;
   NchwcConvPlan& q = *p;
   q.g = g0;
@@ -68,7 +69,8 @@ bool make_nchwc_conv_plan(const Conv2dGeometry& g0, int64_t c_in, int64_t c_out,
     q.pixels = g.oh * g.ow;
     const int64_t need_rows = (g.oh - 1) * g.sh + (g.kh - 1) * g.dh + 1;
     const int64_t need_cols = (g.ow - 1) * g.sw + (g.kw - 1) * g.dw + 1;
-    q.tiled = g.ph > 0 || g.pw > 0 || need_rows > g.ih || need_cols > g.iw;
+    // Depthwise reads X in place (padding handled per row and pixel).
+    q.tiled = !depthwise && (g.ph > 0 || g.pw > 0 || need_rows > g.ih || need_cols > g.iw);
     q.tile_cols = need_cols;
   }
   const int64_t in_plane = flat ? q.pixels * pitch : g.ih * g.iw * pitch;
@@ -282,6 +284,8 @@ bool nchwc_conv_eligible(const CompileContext& ctx) {
   if (!conv_shape(ctx, &s)) return false;
   // At least one whole block of output channels; a plain X only with few channels (the
   // stem: X is read in place), else it is converted first.
+  const bool depthwise = s.group > 1;
+  if (depthwise && (s.g.sw > 2 || s.g.kh * s.g.kw > cpu::kNchwcDwMaxTaps)) return false;
   return s.c_out >= kNchwcBlock;
 }
 

@@ -39,6 +39,7 @@
 namespace tessera::cpu {
 
 constexpr int64_t kNchwcBlock = 16;
+constexpr int64_t kNchwcDwMaxTaps = 64;  // depthwise: kh * kw, stride along W 1 or 2
 
 /// What a compiled NCHW16c conv shares across runs: geometry, the per-task tiling, the tap
 /// offsets and the packed weights.
@@ -82,7 +83,7 @@ struct NchwcConvPlan {
   int64_t tile_floats() const;          // per task
 };
 
-/// Builds the plan; `w` is W (c_out x c_in/group x kh x kw), `b` B or null. act: the fused
+/// Builds the plan (depthwise: stride along W 1 or 2, kh * kw <= kNchwcDwMaxTaps); `w` is W (c_out x c_in/group x kh x kw), `b` B or null. act: the fused
 /// activation. Returns false when the geometry is not one this path takes (strides other
 /// than 1 or 2 along W, or a group that is neither 1 nor depthwise).
 bool make_nchwc_conv_plan(const Conv2dGeometry& g, int64_t c_in, int64_t c_out, int64_t group, bool x_blocked,

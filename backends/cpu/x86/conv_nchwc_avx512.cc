@@ -256,33 +256,65 @@ void nchwc_conv_task_avx512(const NchwcConvPlan& p, const float* x, const float*
   }
   const int64_t px = g.sw * p.src_pitch;  // floats between output pixels' bases
   if (p.depthwise) {
-    std::vector<int64_t> aoff;  // small: kh * kw
-    aoff.reserve(static_cast<size_t>(g.kh * g.kw));
-    for (int64_t ky = 0; ky < g.kh; ++ky)
-      for (int64_t kx = 0; kx < g.kw; ++kx) aoff.push_back(ky * g.dh * p.src_row + kx * g.dw * 16);
+    // X read in place: per output row the kernel rows inside X; the pixels whose kernel
+    // columns all fall inside X in micro-tiles, the others one by one, each skipping the
+    // taps outside X (zero padding adds nothing: the sums are the reference's, in its
+    // order).
     const int64_t taps = g.kh * g.kw;
+    int64_t aoff[kNchwcDwMaxTaps];
+    const int64_t ox_lo = std::min(g.ow, (g.pw + g.sw - 1) / g.sw);
+    const int64_t right = g.iw - 1 - (g.kw - 1) * g.dw + g.pw;  // the last interior pixel's first column, times sw
+    const int64_t ox_hi = right < 0 ? ox_lo : std::clamp(right / g.sw + 1, ox_lo, g.ow);
+    DwArgs a;
+    a.act = p.post_act || p.act.kind == FusedActivation::Kind::kNone && !p.act.has_affine() ? nullptr : &p.act;
     for (int64_t ob = ob0; ob < ob1; ++ob) {
-      const float* sb = src + (p.tiled ? ob - ob0 : ob) * p.src_plane;
-      DwArgs a;
-      a.aoff = aoff.data();
-      a.taps = taps;
-      a.w = p.w.get() + ob * taps * 16;
+      const float* xb = x + ob * p.src_plane;
+      const float* wb = p.w.get() + ob * taps * 16;
       a.bias = p.bias.data() + ob * 16;
-      a.act = p.post_act || p.act.kind == FusedActivation::Kind::kNone && !p.act.has_affine() ? nullptr : &p.act;
+      const __m512 bias = _mm512_loadu_ps(a.bias);
       for (int64_t r = r0; r < r1; ++r) {
-        const float* arow = sb + ((r - r0) * g.sh + row_base) * p.src_row;
+        const int64_t iy0 = r * g.sh - g.ph;
+        const int64_t ky0 = iy0 >= 0 ? 0 : (-iy0 + g.dh - 1) / g.dh;
+        const int64_t ky1 = g.ih - 1 - iy0 < 0 ? 0 : std::min(g.kh, (g.ih - 1 - iy0) / g.dh + 1);
         const int64_t ybase = ob * out_plane + r * g.ow * 16;
-        for (int64_t ox = 0; ox < g.ow; ox += kDwMaxPw) {
-          const int pw = static_cast<int>(std::min<int64_t>(kDwMaxPw, g.ow - ox));
-
-          a.a = arow + ox * px;
-          a.y = y + ybase + ox * 16;
-          a.z = z ? z + ybase + ox * 16 : nullptr;
-          dw_fn(p, pw)(a);
+        // Pixel ox alone: the taps inside X.
+        auto pixel = [&](int64_t ox) {
+          const int64_t ix0 = ox * g.sw - g.pw;
+          __m512 acc = bias;
+          for (int64_t ky = ky0; ky < ky1; ++ky)
+            for (int64_t kx = 0; kx < g.kw; ++kx) {
+              const int64_t ix = ix0 + kx * g.dw;
+              if (ix < 0 || ix >= g.iw) continue;
+              acc = _mm512_fmadd_ps(_mm512_loadu_ps(xb + (iy0 + ky * g.dh) * p.src_row + ix * 16),
+                                    _mm512_load_ps(wb + (ky * g.kw + kx) * 16), acc);
+            }
+          if (z) acc = _mm512_add_ps(acc, _mm512_loadu_ps(z + ybase + ox * 16));
+          _mm512_storeu_ps(y + ybase + ox * 16, activate(a.act, acc));
+        };
+        for (int64_t ox = 0; ox < ox_lo; ++ox) pixel(ox);
+        if (ky0 < ky1 && ox_lo < ox_hi) {
+          int64_t t = 0;
+          for (int64_t ky = ky0; ky < ky1; ++ky)
+            for (int64_t kx = 0; kx < g.kw; ++kx) aoff[t++] = (ky - ky0) * g.dh * p.src_row + kx * g.dw * 16;
+          a.aoff = aoff;
+          a.taps = t;
+          a.w = wb + ky0 * g.kw * 16;
+          const float* arow = xb + (iy0 + ky0 * g.dh) * p.src_row;
+          for (int64_t ox = ox_lo; ox < ox_hi; ox += kDwMaxPw) {
+            const int pw = static_cast<int>(std::min<int64_t>(kDwMaxPw, ox_hi - ox));
+            a.a = arow + (ox * g.sw - g.pw) * 16;
+            a.y = y + ybase + ox * 16;
+            a.z = z ? z + ybase + ox * 16 : nullptr;
+            dw_fn(p, pw)(a);
+          }
+        } else {
+          for (int64_t ox = ox_lo; ox < ox_hi; ++ox) pixel(ox);
         }
+        for (int64_t ox = ox_hi; ox < g.ow; ++ox) pixel(ox);
         if (p.post_act) p.act.apply(y + ybase, g.ow * 16);
       }
     }
+    (void)taps;
     return;
   }
   TileArgs a;
