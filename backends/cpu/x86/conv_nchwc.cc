@@ -109,7 +109,13 @@ bool make_nchwc_conv_plan(const Conv2dGeometry& g0, int64_t c_in, int64_t c_out,
     }
     if (tasks() < want) q.rows_per_task = std::max<int64_t>(1, std::min(q.rows_per_task, g.oh * ceil_div(q.ocb, q.ocb_per_task) / want));
     if (tasks() < want && !depthwise) q.ocb_per_task = std::max<int64_t>(1, ceil_div(q.ocb, ceil_div(want, ceil_div(g.oh, q.rows_per_task))));
+    // Equal shares: a task count the threads divide (56 rows in tasks of 17 would give one
+    // thread 34 rows and the other 22).
+    const int64_t ocb_tasks = ceil_div(q.ocb, q.ocb_per_task);
+    for (int64_t rt = ceil_div(g.oh, q.rows_per_task); rt <= g.oh && (ceil_div(g.oh, q.rows_per_task) * ocb_tasks) % threads; ++rt)
+      q.rows_per_task = ceil_div(g.oh, rt);
   }
+  q.rows_per_task = ceil_div(g.oh, ceil_div(g.oh, q.rows_per_task));  // the rows spread evenly
   if (q.tiled) {
     q.tile_rows = (q.rows_per_task - 1) * g.sh + (g.kh - 1) * g.dh + 1;
     q.src_plane = q.tile_rows * q.tile_cols * pitch;
