@@ -3,7 +3,10 @@
 // conv_nchwc_avx512.cc.
 #include "backends/cpu/x86/conv_nchwc.h"
 
+#include <sys/mman.h>
+
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 
@@ -134,7 +137,18 @@ bool make_nchwc_conv_plan(const Conv2dGeometry& g0, int64_t c_in, int64_t c_out,
     return wsrc[((oc * cg + ic) * g.kh + ky) * g.kw + kx];
   };
   const size_t w_floats = static_cast<size_t>(q.ocb * k * kNchwcBlock);
-  void* mem = std::aligned_alloc(64, std::max<size_t>(64, (w_floats * sizeof(float) + 63) / 64 * 64));
+  const size_t w_alloc = w_floats * sizeof(float);
+  void* mem = nullptr;
+  // 2 MiB and more in transparent huge pages (where the kernel has them; madvise mode is
+  // common): fewer TLB misses while the weights stream from memory (ResNet-50 at 1 thread,
+  // minimum of 15 runs, three alternated pairs: 57.6-58.5 against 58.9-60.4 ms).
+  if (w_alloc >= (size_t{2} << 20)) {
+    const size_t sz = (w_alloc + (size_t{2} << 20) - 1) / (size_t{2} << 20) * (size_t{2} << 20);
+    mem = std::aligned_alloc(size_t{2} << 20, sz);
+    if (mem) madvise(mem, sz, MADV_HUGEPAGE);
+  } else {
+    mem = std::aligned_alloc(64, std::max<size_t>(64, (w_alloc + 63) / 64 * 64));
+  }
   if (!mem) return false;
   q.w.reset(static_cast<float*>(mem));
   float* wp = q.w.get();
