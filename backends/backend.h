@@ -95,8 +95,8 @@ struct CompileContext {
   /// backend returns a null kernel, and the planner plans the nodes separately).
   const Epilogue* epilogue = nullptr;
   /// The CPU's blocked layout NCHW16c (backends/cpu/x86/conv_nchwc.h): set by the planner
-  /// only for a node cpu_nchwc_conv_eligible took, whose output it then keeps blocked; bit
-  /// i of nchwc_inputs says input i (in `inputs`) is blocked.
+  /// only for a node cpu_nchwc_mode took: nchwc_output when its output is to be blocked
+  /// (mode 1); bit i of nchwc_inputs says input i (in `inputs`) is blocked.
   bool nchwc_output = false;
   uint32_t nchwc_inputs = 0;
   bool has_input(size_t i) const { return i < inputs.size() && inputs[i] != nullptr; }
@@ -121,12 +121,14 @@ struct CompileContext {
 
 /// NCHW16c on the CPU backend: a float32 tensor of logical shape [N, C, spatial...] stored
 /// as [N][ceil(C / 16)][spatial...][16], the channels past C padding (finite values that
-/// kernels ignore). cpu_nchwc_conv_eligible: whether the CPU backend runs this Conv node in
-/// that layout (x86-64 with AVX-512F; see backends/cpu/x86/x86_kernels.h), so the planner
-/// keeps runs of such Convs blocked and converts at their edges with
-/// make_cpu_nchwc_reorder (to_blocked: NCHW -> NCHW16c; else back), one step per tensor.
-/// nchwc_bytes: the bytes of a blocked float32 tensor of that logical shape.
-bool cpu_nchwc_conv_eligible(const CompileContext& ctx);
+/// kernels ignore). cpu_nchwc_mode: how the CPU backend runs this node in that layout,
+/// given ctx.nchwc_inputs (bit 0: X is blocked now): 1 = blocked output (Conv; MaxPool of
+/// a blocked X), 2 = blocked X and a plain output (GlobalAveragePool), 0 = not at all
+/// (x86-64 with AVX-512F only; see backends/cpu/x86/x86_kernels.h). The planner keeps runs
+/// of such nodes blocked and converts at their edges with make_cpu_nchwc_reorder
+/// (to_blocked: NCHW -> NCHW16c; else back), one step per tensor. nchwc_bytes: the bytes
+/// of a blocked float32 tensor of that logical shape.
+int cpu_nchwc_mode(const CompileContext& ctx);
 std::unique_ptr<Kernel> make_cpu_nchwc_reorder(const Shape& shape, bool to_blocked, int threads);
 uint64_t nchwc_bytes(const Shape& shape);
 

@@ -47,7 +47,7 @@ class CpuBackend final : public Backend {
   }
   Result<std::unique_ptr<Kernel>> compile(const CompileContext& ctx) const override {
 #ifdef TSR_CPU_X86
-    if (ctx.nchwc_output) return x86::make_Conv_nchwc(ctx);
+    if (ctx.nchwc_output || ctx.nchwc_inputs) return x86::make_nchwc_kernel(ctx);
     if (KernelFactory opt = x86::find_x86_kernel(ctx.node.op_type)) {
       // A fused tail only reaches the optimized kernels that apply it.
       if (ctx.epilogue && !x86::takes_epilogue(ctx.node.op_type)) return std::unique_ptr<Kernel>();
@@ -62,7 +62,8 @@ class CpuBackend final : public Backend {
       if (k || ctx.epilogue) return k;
     }
 #endif
-    if (ctx.nchwc_output) return internal_error(ctx.node.describe() + ": NCHW16c asked of a CPU without it");
+    if (ctx.nchwc_output || ctx.nchwc_inputs)
+      return internal_error(ctx.node.describe() + ": NCHW16c asked of a CPU without it");
     if (ctx.epilogue) return std::unique_ptr<Kernel>();  // the reference kernels take no fused tail
     KernelFactory f = ref::find_ref_kernel(ctx.node.op_type);
     if (!f) return unimplemented(ctx.node.describe() + ": no CPU kernel for op " + ctx.node.op_type);
@@ -74,12 +75,12 @@ class CpuBackend final : public Backend {
 
 std::unique_ptr<Backend> make_cpu_backend() { return std::make_unique<CpuBackend>(); }
 
-bool cpu_nchwc_conv_eligible(const CompileContext& ctx) {
+int cpu_nchwc_mode(const CompileContext& ctx) {
 #ifdef TSR_CPU_X86
-  return x86::nchwc_conv_eligible(ctx);
+  return x86::nchwc_mode(ctx);
 #else
   (void)ctx;
-  return false;
+  return 0;
 #endif
 }
 
@@ -88,7 +89,7 @@ std::unique_ptr<Kernel> make_cpu_nchwc_reorder(const Shape& shape, bool to_block
   return x86::make_nchwc_reorder(shape, to_blocked, threads);
 #else
   (void)shape, (void)to_blocked, (void)threads;
-  return nullptr;  // never asked: nothing is blocked without cpu_nchwc_conv_eligible
+  return nullptr;  // never asked: nothing is blocked where cpu_nchwc_mode is 0
 #endif
 }
 

@@ -34,8 +34,8 @@ struct PlanValue {
   uint64_t offset = 0;                     // kArena, kDeviceConstant: byte offset in the (device) arena
   uint64_t bytes = 0;                      // kArena, kDeviceConstant: size in bytes
   Backend* device = nullptr;               // null: host memory
-  /// kArena on the host: stored in the CPU's blocked layout NCHW16c (cpu_nchwc_conv_eligible
-  /// in backends/backend.h); bytes is then nchwc_bytes(shape). Only Convs that take it read
+  /// kArena on the host: stored in the CPU's blocked layout NCHW16c (cpu_nchwc_mode in
+  /// backends/backend.h); bytes is then nchwc_bytes(shape). Only Convs that take it read
   /// it; the planner converts it back for anything else.
   bool nchwc = false;
 };

@@ -445,8 +445,10 @@ class Planner {
       TSR_ASSIGN_OR_RETURN(int id, lookup(g.values[i].name, scope));
       in_ids.push_back(id);
     }
-    // NCHW16c: only a Conv the CPU takes so reads a blocked value; anything else reads plain.
-    const bool nchwc_candidate = opt_.nchwc && (n.domain.empty() || n.domain == "ai.onnx") && n.op_type == "Conv";
+    // NCHW16c: only a Conv or pool the CPU takes so reads a blocked value; anything else
+    // reads plain.
+    const bool nchwc_candidate = opt_.nchwc && (n.domain.empty() || n.domain == "ai.onnx") &&
+                                 (n.op_type == "Conv" || n.op_type == "MaxPool" || n.op_type == "GlobalAveragePool");
     if (!nchwc_candidate)
       for (int& id : in_ids) {
         TSR_ASSIGN_OR_RETURN(id, to_layout(id, false));
@@ -515,9 +517,10 @@ class Planner {
 
     CompileContext cctx{n, in_ptrs, out_info};
     cctx.threads = opt_.thread_pool ? opt_.thread_pool->num_threads() : 1;
-    // NCHW16c: a Conv that the CPU backend runs (the first backend to take it) and takes
-    // blocked. Its X stays blocked, or is converted when it has 16 channels or more (fewer:
-    // the stem's image, read in place); its output is blocked.
+    // NCHW16c: a node that the CPU backend runs (the first backend to take it) and takes
+    // blocked (cpu_nchwc_mode). A Conv's X stays blocked, or is converted when it has 16
+    // channels or more (fewer: the stem's image, read in place); a pool's X must be blocked
+    // already. Mode 1 makes the output blocked; mode 2 (GlobalAveragePool) plain.
     bool nchwc = false;
     if (nchwc_candidate) {
       Backend* first = nullptr;
@@ -526,13 +529,16 @@ class Planner {
           first = b;
           break;
         }
-      nchwc = first && first->host_memory() && first->name() == "cpu" && cpu_nchwc_conv_eligible(cctx);
+      cctx.nchwc_inputs = !in_ids.empty() && in_ids[0] >= 0 && plan_.values[in_ids[0]].nchwc ? 1u : 0u;
+      const int mode = first && first->host_memory() && first->name() == "cpu" ? cpu_nchwc_mode(cctx) : 0;
+      nchwc = mode == 1;
       for (size_t i = 0; i < in_ids.size(); ++i) {
-        const bool blocked = nchwc && i == 0 && (plan_.values[in_ids[0]].nchwc || plan_.values[in_ids[0]].shape[1] >= 16);
+        const bool blocked = mode != 0 && i == 0 &&
+                             (plan_.values[in_ids[0]].nchwc || (n.op_type == "Conv" && plan_.values[in_ids[0]].shape[1] >= 16));
         TSR_ASSIGN_OR_RETURN(in_ids[i], to_layout(in_ids[i], blocked));
       }
       cctx.nchwc_output = nchwc;
-      cctx.nchwc_inputs = nchwc && plan_.values[in_ids[0]].nchwc ? 1u : 0u;
+      cctx.nchwc_inputs = mode != 0 && plan_.values[in_ids[0]].nchwc ? 1u : 0u;
     }
     Step step;
     step.node = &n;

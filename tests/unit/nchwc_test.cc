@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <random>
 #include <string>
 
@@ -34,6 +35,10 @@ struct Spec {
   int residual = 0;  // 0: none; 1: a graph input; 2: another Conv's output
   std::string act;   // "" or the ONNX op
   bool blocked = true;  // the plan runs the Conv in NCHW16c (else: a shape it declines)
+  // Then, on the blocked output: "MaxPool" (3x3 stride 2 pad 1), "MaxPoolCeil" (2x2
+  // stride 2 ceil_mode 1, dilation 1), "MaxPoolDilated" (2x2 dilation 2 pads 1, 0, 0, 1),
+  // "GlobalAveragePool", or "".
+  std::string after;
 };
 
 struct Built {
@@ -117,6 +122,17 @@ Built build(const Spec& s, uint32_t seed, bool magnitude) {
     g.nodes.push_back(node(s.act, ins, {a}, "act", s.act == "Gelu" ? 20 : 17));
     cur = a;
   }
+  if (!s.after.empty()) {
+    const int o = g.add_value(val("pool_out"));
+    const bool gap = s.after == "GlobalAveragePool";
+    Node pn = node(gap ? "GlobalAveragePool" : "MaxPool", {cur}, {o}, "pool");
+    if (s.after == "MaxPool") pn.attributes = {ints("kernel_shape", {3, 3}), ints("strides", {2, 2}), ints("pads", {1, 1, 1, 1})};
+    if (s.after == "MaxPoolCeil") pn.attributes = {ints("kernel_shape", {2, 2}), ints("strides", {2, 2}), int1("ceil_mode", 1)};
+    if (s.after == "MaxPoolDilated")
+      pn.attributes = {ints("kernel_shape", {2, 2}), ints("dilations", {2, 2}), ints("pads", {1, 0, 0, 1})};
+    g.nodes.push_back(pn);
+    cur = o;
+  }
   g.outputs.push_back(cur);
   return b;
 }
@@ -156,6 +172,7 @@ std::string describe(const Spec& s) {
   for (int64_t p : s.pads) d += std::to_string(p) + ",";
   if (s.depthwise) d += " depthwise";
   if (s.pre) d += " blocked X";
+  if (!s.after.empty()) d += " then " + s.after;
   if (s.residual) d += s.residual == 1 ? " +input" : " +conv";
   if (!s.act.empty()) d += " " + s.act;
   return d;
@@ -171,6 +188,13 @@ void check(const Spec& s, uint32_t seed) {
     bool blocked = false;
     for (const std::string& p : got.placements) blocked = blocked || p.find("NCHW16c") != std::string::npos;
     EXPECT_EQ(blocked, s.blocked) << what << ": NCHW16c expected " << s.blocked;
+    if (!s.after.empty()) {  // the pool reads the blocked output: no conversion before it
+      bool converted_before_pool = false;
+      for (const std::string& p : got.placements)
+        converted_before_pool = converted_before_pool || p.find("NCHW16c -> NCHW") != std::string::npos &&
+                                                             p.find("'pool_out'") == std::string::npos;
+      EXPECT_FALSE(converted_before_pool) << what << ": the pool should read NCHW16c";
+    }
     ASSERT_EQ(got.out.shape(), want.out.shape()) << what;
     ASSERT_GT(want.out.numel(), 0) << what;
     int bad = 0;
@@ -232,8 +256,63 @@ TEST(Nchwc, ConvShapesMatchThePlainKernels) {
   add({2, 16, 16, 13, 11, 7, 2, 1, {3, 3, 3, 3}, true, true, 0, "Clip"});
   add({1, 32, 32, 9, 12, 3, 2, 1, {0, 1, 1, 0}, true, true, 2});
   add({1, 16, 16, 10, 10, 3, 3, 1, {1, 1, 1, 1}, true, false, 0, "", false});
+  // Pools on the blocked output: MaxPool (padded, ceil_mode on odd sizes, dilated) keeps
+  // it blocked; GlobalAveragePool writes plain.
+  {
+    Spec p{1, 32, 40, 15, 17, 3, 1, 1, {1, 1, 1, 1}, false, true, 0, "Relu"};
+    for (const char* after : {"MaxPool", "MaxPoolCeil", "MaxPoolDilated", "GlobalAveragePool"}) {
+      p.after = after;
+      add(p);
+    }
+    Spec q{2, 16, 20, 7, 6, 1, 1, 1, {0, 0, 0, 0}, false, true, 2, "Clip"};
+    q.after = "GlobalAveragePool";
+    add(q);
+  }
   uint32_t seed = 11;
   for (const Spec& s : specs) check(s, seed++);
+}
+
+// An Inf in X makes 0 * Inf = NaN in the padding lanes of a Conv with 17 output channels
+// unless they are written 0; the next Conv would then read NaN around that pixel where the
+// activation between them had made the valid channels finite again (found by a fuzzer
+// against onnxruntime). The NCHW16c plan must give the plain plan's finite outputs.
+TEST(Nchwc, InfInputsLeaveThePaddingLanesFinite) {
+  if (!have_avx512()) GTEST_SKIP() << "NCHW16c needs AVX-512F, which this CPU lacks";
+  for (const char* act : {"Sigmoid", "HardSigmoid", "Tanh"}) {
+    // x [1, 3, 5, 4] with one +Inf -> 1x1 Conv to 17 channels (blocked: 15 padding lanes)
+    // -> act (finite again) -> 3x3 Conv to 16 reading the 17 channels blocked.
+    std::mt19937 rng(21);
+    Built b;
+    Graph& g = b.g;
+    auto constant = [&](const std::string& name, const Shape& shape) {
+      Value v = val(name, DType::kFloat32);
+      v.initializer = std::make_shared<const Tensor>(random(shape, rng, false));
+      return g.add_value(std::move(v));
+    };
+    const int x = g.add_value(val("x", DType::kFloat32));
+    g.inputs.push_back(x);
+    b.shapes.push_back({1, 3, 5, 4});
+    b.inputs.push_back(random({1, 3, 5, 4}, rng, false));
+    b.inputs[0].data_as<float>()[7] = std::numeric_limits<float>::infinity();
+    const int y1 = g.add_value(val("y1")), a1 = g.add_value(val("a1")), y2 = g.add_value(val("y2"));
+    g.nodes.push_back(node("Conv", {x, constant("w1", {17, 3, 1, 1}), constant("b1", {17})}, {y1}, "c1"));
+    g.nodes.push_back(node(act, {y1}, {a1}, "act"));
+    Node c2 = node("Conv", {a1, constant("w2", {16, 17, 3, 3}), constant("b2", {16})}, {y2}, "c2");
+    c2.attributes = {ints("pads", {1, 1, 1, 1})};
+    g.nodes.push_back(c2);
+    g.outputs.push_back(y2);
+    const Ran want = run(b, false, true, 1);
+    for (int threads : {1, 2}) {
+      const Ran got = run(b, true, true, threads);
+      ASSERT_EQ(got.out.shape(), want.out.shape());
+      for (int64_t i = 0; i < want.out.numel(); ++i) {
+        const float a = got.out.data_as<float>()[i], e = want.out.data_as<float>()[i];
+        ASSERT_TRUE(std::isfinite(e)) << act << ": the plain plan should be finite (element " << i << ")";
+        EXPECT_TRUE(std::fabs(a - e) <= 1e-4f * (1.f + std::fabs(e)))
+            << act << " threads " << threads << " element " << i << ": got " << a << " want " << e;
+      }
+    }
+  }
 }
 
 TEST(Nchwc, OffMeansNoBlockedValues) {

@@ -266,6 +266,48 @@ class NchwcReorderKernel final : public Kernel {
   }
 };
 
+// MaxPool (NCHW16c in and out) or GlobalAveragePool (NCHW16c in, plain out), per
+// (image, channel block).
+class NchwcPoolKernel final : public Kernel {
+ public:
+  bool global_average = false;
+  cpu::Conv2dGeometry g;  // MaxPool
+  int64_t n = 1, c = 1;
+  int threads = 1;
+
+  Status run(const KernelContext& ctx) const override {
+    const float* x = ctx.input(0).data_as<float>();
+    float* y = ctx.output(0).data_as<float>();
+    const int64_t cbs = blocks_of(c), units = n * cbs;
+    const int64_t x_image = cbs * kNchwcBlock * g.ih * g.iw;
+    const int64_t y_image = global_average ? c : cbs * kNchwcBlock * g.oh * g.ow;
+    ThreadPool* pool = threads > 1 && units > 1 && units * g.ih * g.iw >= 4096 ? ctx.thread_pool : nullptr;
+    parallel_for(pool, units, [&](int64_t lo, int64_t hi) {
+      for (int64_t u = lo; u < hi; ++u) {
+        const int64_t i = u / cbs, cb = u % cbs;
+        if (global_average)
+          cpu::nchwc_global_average_pool_avx512(x + i * x_image, c, g.ih * g.iw, cb, cb + 1, y + i * y_image);
+        else
+          cpu::nchwc_max_pool_avx512(g, x + i * x_image, cb, cb + 1, y + i * y_image);
+      }
+    });
+    return Status::ok();
+  }
+};
+
+// MaxPool's 2-D geometry for blocked X (one output, float32, 4-D), or false.
+bool max_pool_geometry(const CompileContext& ctx, cpu::Conv2dGeometry* g) {
+  if (!ctx.has_input(0) || ctx.input(0).dtype != DType::kFloat32 || ctx.input(0).shape.size() != 4) return false;
+  if (ctx.node.outputs.size() > 1 && ctx.node.outputs[1] >= 0) return false;  // Indices
+  auto geom = window_geometry(ctx.node, ctx.input(0).shape, {}, ctx.node.attr_i("ceil_mode", 0) == 1);
+  if (!geom.is_ok() || geom.value().rank != 2) return false;
+  const WindowGeometry& wg = geom.value();
+  g->ih = wg.in[0], g->iw = wg.in[1], g->oh = wg.out[0], g->ow = wg.out[1], g->kh = wg.kernel[0], g->kw = wg.kernel[1];
+  g->sh = wg.strides[0], g->sw = wg.strides[1], g->dh = wg.dilations[0], g->dw = wg.dilations[1];
+  g->ph = wg.pads_begin[0], g->pw = wg.pads_begin[1];
+  return g->oh >= 1 && g->ow >= 1;
+}
+
 struct ConvShape {
   cpu::Conv2dGeometry g;
   int64_t batch = 0, c_in = 0, c_out = 0, group = 1;
@@ -298,20 +340,48 @@ bool conv_shape(const CompileContext& ctx, ConvShape* s) {
 
 }  // namespace
 
-bool nchwc_conv_eligible(const CompileContext& ctx) {
-  if (ctx.node.op_type != "Conv" || best_isa() != Isa::kAvx512) return false;
-  ConvShape s;
-  if (!conv_shape(ctx, &s)) return false;
-  // At least one whole block of output channels; a plain X only with few channels (the
-  // stem: X is read in place), else it is converted first.
-  const bool depthwise = s.group > 1;
-  if (depthwise && (s.g.sw > 2 || s.g.kh * s.g.kw > cpu::kNchwcDwMaxTaps)) return false;
-  return s.c_out >= kNchwcBlock;
+int nchwc_mode(const CompileContext& ctx) {
+  if (best_isa() != Isa::kAvx512 || !(ctx.node.domain.empty() || ctx.node.domain == "ai.onnx")) return 0;
+  const std::string& op = ctx.node.op_type;
+  if (op == "Conv") {
+    ConvShape s;
+    if (!conv_shape(ctx, &s)) return 0;
+    const bool depthwise = s.group > 1;
+    if (depthwise && (s.g.sw > 2 || s.g.kh * s.g.kw > cpu::kNchwcDwMaxTaps)) return 0;
+    // At least one whole block of output channels.
+    return s.c_out >= kNchwcBlock ? 1 : 0;
+  }
+  // Pools only on an X already blocked (a conversion would cost more than they save).
+  if (!(ctx.nchwc_inputs & 1u)) return 0;
+  cpu::Conv2dGeometry g;
+  if (op == "MaxPool") return max_pool_geometry(ctx, &g) ? 1 : 0;
+  if (op == "GlobalAveragePool")
+    return ctx.input(0).dtype == DType::kFloat32 && ctx.input(0).shape.size() == 4 && ctx.input(0).shape[2] * ctx.input(0).shape[3] >= 1 ? 2 : 0;
+  return 0;
+}
+
+Result<std::unique_ptr<Kernel>> make_nchwc_kernel(const CompileContext& ctx) {
+  const int mode = nchwc_mode(ctx);
+  if (mode == 0 || ctx.nchwc_output != (mode == 1))
+    return internal_error(ctx.node.describe() + ": the NCHW16c path was asked for a node it does not take so");
+  if (ctx.node.op_type == "Conv") return make_Conv_nchwc(ctx);
+  auto k = std::make_unique<NchwcPoolKernel>();
+  const Shape& xs = ctx.input(0).shape;
+  k->n = xs[0];
+  k->c = xs[1];
+  k->threads = std::max(1, ctx.threads);
+  if (ctx.node.op_type == "MaxPool") {
+    max_pool_geometry(ctx, &k->g);
+  } else {
+    k->global_average = true;
+    k->g.ih = xs[2], k->g.iw = xs[3], k->g.oh = 1, k->g.ow = 1;
+  }
+  return std::unique_ptr<Kernel>(std::move(k));
 }
 
 Result<std::unique_ptr<Kernel>> make_Conv_nchwc(const CompileContext& ctx) {
   ConvShape s;
-  if (!nchwc_conv_eligible(ctx) || !conv_shape(ctx, &s))
+  if (nchwc_mode(ctx) != 1 || !conv_shape(ctx, &s))
     return internal_error(ctx.node.describe() + ": the NCHW16c path was asked for a Conv it does not take");
   FusedTail tail;
   if (!read_fused_tail(ctx, /*allow_col_bias=*/false, &tail)) return std::unique_ptr<Kernel>();

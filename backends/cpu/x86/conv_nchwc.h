@@ -97,6 +97,16 @@ int64_t nchwc_conv_tasks(const NchwcConvPlan& p);
 /// on a CPU with AVX-512F.
 void nchwc_conv_task_avx512(const NchwcConvPlan& p, const float* x, const float* z, float* y, int64_t t, float* tile);
 
+/// MaxPool (ONNX MaxPool-12, no Indices) of one image's channel blocks [cb0, cb1) in
+/// NCHW16c: y (blocks x oh x ow x 16) = the max over the taps inside x (blocks x ih x iw x
+/// 16; g's kernel, strides, dilations and leading pads), a NaN tap skipped as by the
+/// reference, the lowest float where no tap is inside. And GlobalAveragePool (-1) of one
+/// image from NCHW16c x (blocks x hw x 16) to plain y (c floats): the float mean of each
+/// channel (the reference sums in double: they agree to rounding). Only call on a CPU with
+/// AVX-512F.
+void nchwc_max_pool_avx512(const Conv2dGeometry& g, const float* x, int64_t cb0, int64_t cb1, float* y);
+void nchwc_global_average_pool_avx512(const float* x, int64_t c, int64_t hw, int64_t cb0, int64_t cb1, float* y);
+
 /// NCHW -> NCHW16c for one image: x (c x hw) -> y (ceil(c/16) x hw x 16), padding
 /// channels 0. And back: y (c x hw) from x (ceil(c/16) x hw x 16). Channel blocks
 /// [cb0, cb1) only. Only call on a CPU with AVX-512F.

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <limits>
 #include <utility>
 
 #include "backends/cpu/x86/conv_nchwc.h"
@@ -30,6 +31,8 @@ struct TileArgs {
   const FusedActivation* act;  // applied in registers (plan.post_act false), or null
   bool accumulate;       // a later block of taps: start from Y's partial sums, not the bias
   bool finish;           // the last block of taps: add Z, activate
+  int partial_b;         // the tile's block that holds the channels past c_out (-1: none)
+  __mmask16 partial_mask;  // its lanes below c_out
 };
 
 // The fused activation of one vector, as the reference (FusedActivation) computes it, NaN
@@ -124,7 +127,11 @@ void conv_tile(const TileArgs& t) {
     for (int j = 0; j < PW; ++j) {
       __m512 v = acc[b][j];
       if (t.z) v = _mm512_add_ps(v, _mm512_loadu_ps(t.z + b * t.ystride + j * 16));
-      _mm512_storeu_ps(t.y + b * t.ystride + j * 16, activate(t.act, v));
+      v = activate(t.act, v);
+      // The channels past c_out are written 0: a padding lane of 0 * Inf would put NaN in
+      // every output of the next Conv (its weight 0 does not cancel a NaN).
+      if (b == t.partial_b) v = _mm512_maskz_mov_ps(t.partial_mask, v);
+      _mm512_storeu_ps(t.y + b * t.ystride + j * 16, v);
     }
 }
 
@@ -139,6 +146,7 @@ struct DwArgs {
   const float* z;
   float* y;
   const FusedActivation* act;
+  __mmask16 mask;  // the block's lanes below c_out (the others are written 0)
 };
 
 template <int PW, int RS>
@@ -157,7 +165,7 @@ void dw_tile(const DwArgs& t) {
   for (int j = 0; j < PW; ++j) {
     __m512 v = acc[j];
     if (t.z) v = _mm512_add_ps(v, _mm512_loadu_ps(t.z + j * 16));
-    _mm512_storeu_ps(t.y + j * 16, activate(t.act, v));
+    _mm512_storeu_ps(t.y + j * 16, _mm512_maskz_mov_ps(t.mask, activate(t.act, v)));
   }
 }
 
@@ -238,6 +246,12 @@ void fill_tile(const NchwcConvPlan& p, const float* x, int64_t iy0, int64_t cb0,
   }
 }
 
+// The lanes of output block ob that hold channels below c_out.
+__mmask16 lane_mask(const NchwcConvPlan& p, int64_t ob) {
+  const int64_t n = std::min<int64_t>(16, p.c_out - ob * 16);
+  return static_cast<__mmask16>((1u << n) - 1u);
+}
+
 }  // namespace
 
 void nchwc_conv_task_avx512(const NchwcConvPlan& p, const float* x, const float* z, float* y, int64_t t, float* tile) {
@@ -271,6 +285,7 @@ void nchwc_conv_task_avx512(const NchwcConvPlan& p, const float* x, const float*
       const float* xb = x + ob * p.src_plane;
       const float* wb = p.w.get() + ob * taps * 16;
       a.bias = p.bias.data() + ob * 16;
+      a.mask = lane_mask(p, ob);
       const __m512 bias = _mm512_loadu_ps(a.bias);
       for (int64_t r = r0; r < r1; ++r) {
         const int64_t iy0 = r * g.sh - g.ph;
@@ -289,7 +304,7 @@ void nchwc_conv_task_avx512(const NchwcConvPlan& p, const float* x, const float*
                                     _mm512_load_ps(wb + (ky * g.kw + kx) * 16), acc);
             }
           if (z) acc = _mm512_add_ps(acc, _mm512_loadu_ps(z + ybase + ox * 16));
-          _mm512_storeu_ps(y + ybase + ox * 16, activate(a.act, acc));
+          _mm512_storeu_ps(y + ybase + ox * 16, _mm512_maskz_mov_ps(a.mask, activate(a.act, acc)));
         };
         for (int64_t ox = 0; ox < ox_lo; ++ox) pixel(ox);
         if (ky0 < ky1 && ox_lo < ox_hi) {
@@ -325,6 +340,7 @@ void nchwc_conv_task_avx512(const NchwcConvPlan& p, const float* x, const float*
   a.wstride = groups * p.inner * 16;
   a.ystride = out_plane;
   a.act = p.post_act || p.act.kind == FusedActivation::Kind::kNone && !p.act.has_affine() ? nullptr : &p.act;
+  a.partial_mask = lane_mask(p, p.ocb - 1);
   if (p.rows_outer) {
     a.goff = p.goff.data();
     a.groups = groups;
@@ -338,6 +354,7 @@ void nchwc_conv_task_avx512(const NchwcConvPlan& p, const float* x, const float*
         a.a = arow + ox * px;
         for (int64_t ob = ob0; ob < ob1; ob += p.nob) {
           const int nob = static_cast<int>(std::min<int64_t>(p.nob, ob1 - ob));
+          a.partial_b = ob + nob == p.ocb && p.c_out % 16 ? nob - 1 : -1;
           const int64_t ybase = ob * out_plane + r * g.ow * 16 + ox * 16;
           a.bias = p.bias.data() + ob * 16;
           a.w = p.w.get() + ob * a.wstride;
@@ -355,6 +372,7 @@ void nchwc_conv_task_avx512(const NchwcConvPlan& p, const float* x, const float*
   // the partial sums go through Y.
   for (int64_t ob = ob0; ob < ob1; ob += p.nob) {
     const int nob = static_cast<int>(std::min<int64_t>(p.nob, ob1 - ob));
+    a.partial_b = ob + nob == p.ocb && p.c_out % 16 ? nob - 1 : -1;
     a.bias = p.bias.data() + ob * 16;
     for (int64_t gb = 0; gb < groups; gb += p.kc_groups) {
       a.goff = p.goff.data() + gb;
@@ -409,6 +427,46 @@ void reorder_blocks(const float* x, int64_t c, int64_t hw, int64_t cb0, int64_t 
 }
 
 }  // namespace
+
+void nchwc_max_pool_avx512(const Conv2dGeometry& g, const float* x, int64_t cb0, int64_t cb1, float* y) {
+  const __m512 lowest = _mm512_set1_ps(std::numeric_limits<float>::lowest());
+  for (int64_t cb = cb0; cb < cb1; ++cb) {
+    const float* xb = x + cb * g.ih * g.iw * 16;
+    float* yb = y + cb * g.oh * g.ow * 16;
+    for (int64_t oy = 0; oy < g.oh; ++oy)
+      for (int64_t ox = 0; ox < g.ow; ++ox) {
+        __m512 best = lowest;
+        for (int64_t ky = 0; ky < g.kh; ++ky) {
+          const int64_t iy = oy * g.sh - g.ph + ky * g.dh;
+          if (iy < 0 || iy >= g.ih) continue;
+          for (int64_t kx = 0; kx < g.kw; ++kx) {
+            const int64_t ix = ox * g.sw - g.pw + kx * g.dw;
+            if (ix < 0 || ix >= g.iw) continue;
+            // MAXPS returns its second operand when either is NaN: a NaN tap is skipped,
+            // as the reference's `x > best` skips it.
+            best = _mm512_max_ps(_mm512_loadu_ps(xb + (iy * g.iw + ix) * 16), best);
+          }
+        }
+        _mm512_storeu_ps(yb + (oy * g.ow + ox) * 16, best);
+      }
+  }
+}
+
+void nchwc_global_average_pool_avx512(const float* x, int64_t c, int64_t hw, int64_t cb0, int64_t cb1, float* y) {
+  const __m512 inv = _mm512_set1_ps(1.f / static_cast<float>(hw));
+  for (int64_t cb = cb0; cb < cb1; ++cb) {
+    const float* xb = x + cb * hw * 16;
+    __m512 s0 = _mm512_setzero_ps(), s1 = _mm512_setzero_ps();
+    int64_t p = 0;
+    for (; p + 2 <= hw; p += 2) {
+      s0 = _mm512_add_ps(s0, _mm512_loadu_ps(xb + p * 16));
+      s1 = _mm512_add_ps(s1, _mm512_loadu_ps(xb + (p + 1) * 16));
+    }
+    if (p < hw) s0 = _mm512_add_ps(s0, _mm512_loadu_ps(xb + p * 16));
+    const int nc = static_cast<int>(std::min<int64_t>(16, c - cb * 16));
+    _mm512_mask_storeu_ps(y + cb * 16, static_cast<__mmask16>((1u << nc) - 1u), _mm512_mul_ps(_mm512_add_ps(s0, s1), inv));
+  }
+}
 
 void nchwc_from_nchw_avx512(const float* x, int64_t c, int64_t hw, int64_t cb0, int64_t cb1, float* y) {
   reorder_blocks<true>(x, c, hw, cb0, cb1, y);

@@ -18,12 +18,15 @@ Result<std::unique_ptr<Kernel>> make_Gemm(const CompileContext& ctx);
 /// depthwise-like 2-D convs (fewer than 4 output channels per group).
 Result<std::unique_ptr<Kernel>> make_Conv(const CompileContext& ctx);
 
-/// Conv in the blocked layout NCHW16c (conv_nchwc.h; x86-64 with AVX-512F): whether this
-/// node (float32, 2-D, constant W and B, group 1 or depthwise, at least 16 output channels)
-/// can run so, and its kernel, for a context whose nchwc_output the planner set (inputs
-/// blocked as ctx.nchwc_inputs says: X either way, a fused residual blocked). Errors:
-/// internal_error when asked for a node that is not eligible.
-bool nchwc_conv_eligible(const CompileContext& ctx);
+/// The blocked layout NCHW16c (conv_nchwc.h; x86-64 with AVX-512F). nchwc_mode: how this
+/// node runs in it, given ctx.nchwc_inputs (bit 0: X is blocked now): 1 = blocked output
+/// (Conv: float32, 2-D, constant W and B, group 1 or depthwise at stride <= 2, at least 16
+/// output channels, X either way; MaxPool without Indices, X blocked), 2 = blocked X and a
+/// plain output (GlobalAveragePool), 0 = not at all. make_nchwc_kernel: its kernel, for a
+/// context the planner set up so (nchwc_output for mode 1; a fused residual of a Conv
+/// blocked). Errors: internal_error when asked for a mode the node does not have.
+int nchwc_mode(const CompileContext& ctx);
+Result<std::unique_ptr<Kernel>> make_nchwc_kernel(const CompileContext& ctx);
 Result<std::unique_ptr<Kernel>> make_Conv_nchwc(const CompileContext& ctx);
 /// The layout conversion of one float32 tensor [N, C, spatial...]: NCHW -> NCHW16c
 /// (to_blocked; the padding channels written 0) or back. Only run on a CPU with AVX-512F.
