@@ -105,19 +105,8 @@ Ran run(const Built& b, bool fuse, int threads) {
   po.thread_pool = &pool;
   po.fuse = fuse;
   po.nchwc = false;  // the plain paths (NCHW16c: nchwc_test.cc)
-  auto plan = plan_graph(b.g, b.shapes, po);
-  EXPECT_TRUE(plan.is_ok()) << plan.status().to_string();
-  Ran r;
-  if (!plan.is_ok()) return r;
-  const Plan& p = *plan.value();
-  Tensor arena = Tensor::allocate(DType::kUInt8, {static_cast<int64_t>(p.arena_bytes) + 64}).value();
-  std::vector<const Tensor*> ins;
-  for (const Tensor& t : b.inputs) ins.push_back(&t);
-  Status s = execute_plan(p, arena.data_as<uint8_t>(), ins);
-  EXPECT_TRUE(s.is_ok()) << s.to_string();
-  for (int id : p.outputs) r.outputs.push_back(plan_value_view(p, id, arena.data_as<uint8_t>(), ins).clone().value());
-  r.placements = p.placements;
-  return r;
+  Planned got = plan_and_run(b.g, b.shapes, b.inputs, po);
+  return Ran{std::move(got.outputs), std::move(got.placements)};
 }
 
 bool placement_has(const Ran& r, const std::string& text) {

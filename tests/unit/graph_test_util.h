@@ -1,11 +1,14 @@
 // Small builders for hand-made graphs in the planner tests (fusion_test.cc, nchwc_test.cc):
-// a value, a node, and int / ints attributes.
+// a value, a node, int / ints attributes, and planning and running a graph.
 #pragma once
+
+#include <gtest/gtest.h>
 
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "runtime/plan/plan.h"
 #include "tessera/graph.h"
 
 namespace tessera::graph_test {
@@ -42,6 +45,32 @@ inline Attribute int1(const std::string& name, int64_t v) {
   a.type = AttrType::kInt;
   a.i = v;
   return a;
+}
+
+/// What a planned graph computed: its outputs (copies) and the plan's placements.
+struct Planned {
+  std::vector<Tensor> outputs;
+  std::vector<std::string> placements;
+};
+
+/// Plans `g` for `shapes` with `po`, runs it once on `inputs` and returns the outputs
+/// (empty, with a test failure recorded, when planning or running fails).
+inline Planned plan_and_run(const Graph& g, const std::vector<Shape>& shapes, const std::vector<Tensor>& inputs,
+                            const PlanOptions& po) {
+  Planned r;
+  auto plan = plan_graph(g, shapes, po);
+  EXPECT_TRUE(plan.is_ok()) << plan.status().to_string();
+  if (!plan.is_ok()) return r;
+  const Plan& p = *plan.value();
+  Tensor arena = Tensor::allocate(DType::kUInt8, {static_cast<int64_t>(p.arena_bytes) + 64}).value();
+  std::vector<const Tensor*> ins;
+  for (const Tensor& t : inputs) ins.push_back(&t);
+  Status s = execute_plan(p, arena.data_as<uint8_t>(), ins);
+  EXPECT_TRUE(s.is_ok()) << s.to_string();
+  if (!s.is_ok()) return r;
+  for (int id : p.outputs) r.outputs.push_back(plan_value_view(p, id, arena.data_as<uint8_t>(), ins).clone().value());
+  r.placements = p.placements;
+  return r;
 }
 
 }  // namespace tessera::graph_test

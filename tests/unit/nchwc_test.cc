@@ -150,18 +150,10 @@ Ran run(const Built& b, bool nchwc, bool fuse, int threads) {
   po.thread_pool = &pool;
   po.fuse = fuse;
   po.nchwc = nchwc;
+  Planned got = plan_and_run(b.g, b.shapes, b.inputs, po);
   Ran r;
-  auto plan = plan_graph(b.g, b.shapes, po);
-  EXPECT_TRUE(plan.is_ok()) << plan.status().to_string();
-  if (!plan.is_ok()) return r;
-  const Plan& p = *plan.value();
-  Tensor arena = Tensor::allocate(DType::kUInt8, {static_cast<int64_t>(p.arena_bytes) + 64}).value();
-  std::vector<const Tensor*> ins;
-  for (const Tensor& t : b.inputs) ins.push_back(&t);
-  Status st = execute_plan(p, arena.data_as<uint8_t>(), ins);
-  EXPECT_TRUE(st.is_ok()) << st.to_string();
-  r.out = plan_value_view(p, p.outputs[0], arena.data_as<uint8_t>(), ins).clone().value();
-  r.placements = p.placements;
+  if (!got.outputs.empty()) r.out = std::move(got.outputs[0]);
+  r.placements = std::move(got.placements);
   return r;
 }
 
