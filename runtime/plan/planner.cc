@@ -447,9 +447,13 @@ class Planner {
     }
     // NCHW16c: only a Conv or pool the CPU takes so reads a blocked value; anything else
     // reads plain.
-    const bool nchwc_candidate = opt_.nchwc && (n.domain.empty() || n.domain == "ai.onnx") &&
-                                 (n.op_type == "Conv" || n.op_type == "MaxPool" || n.op_type == "GlobalAveragePool");
-    if (!nchwc_candidate)
+    const bool onnx_domain = n.domain.empty() || n.domain == "ai.onnx";
+    const bool nchwc_candidate =
+        opt_.nchwc && onnx_domain && (n.op_type == "Conv" || n.op_type == "MaxPool" || n.op_type == "GlobalAveragePool");
+    bool any_blocked = false;
+    for (int id : in_ids) any_blocked = any_blocked || (id >= 0 && plan_.values[id].nchwc);
+    const bool nchwc_elementwise = opt_.nchwc && onnx_domain && any_blocked && nchwc_elementwise_op(n.op_type);
+    if (!nchwc_candidate && !nchwc_elementwise)
       for (int& id : in_ids) {
         TSR_ASSIGN_OR_RETURN(id, to_layout(id, false));
       }
@@ -515,6 +519,13 @@ class Planner {
       return Status::ok();
     }
 
+    if (nchwc_elementwise) {
+      TSR_ASSIGN_OR_RETURN(bool done, plan_nchwc_elementwise(g, n, scope, in_ids, in_ptrs, out_info));
+      if (done) return Status::ok();
+      for (int& id : in_ids) {
+        TSR_ASSIGN_OR_RETURN(id, to_layout(id, false));
+      }
+    }
     CompileContext cctx{n, in_ptrs, out_info};
     cctx.threads = opt_.thread_pool ? opt_.thread_pool->num_threads() : 1;
     // NCHW16c: a node that the CPU backend runs (the first backend to take it) and takes
@@ -647,6 +658,112 @@ class Planner {
     plan_.placements.push_back(std::string(depth_ * 2, ' ') + n.describe() + fused_desc + " -> " + step.backend);
     plan_.steps.push_back(std::move(step));
     return Status::ok();
+  }
+
+  /// The shape of an NCHW16c value's storage: [N, ceil(C / 16), spatial..., 16].
+  static Shape nchwc_storage_shape(const Shape& s) {
+    Shape b = s;
+    b[1] = (s[1] + 15) / 16;
+    b.push_back(16);
+    return b;
+  }
+
+  /// The elementwise ops that run on NCHW16c values as they are: each maps finite values to
+  /// finite ones, so the padding lanes stay finite (Div, Exp, Log, ... are not here).
+  static bool nchwc_elementwise_op(const std::string& op) {
+    static const std::unordered_set<std::string> kOps = {"Add", "Sub", "Mul", "Relu", "LeakyRelu", "Sigmoid",
+                                                         "HardSigmoid", "HardSwish", "Tanh", "Clip", "Neg", "Abs"};
+    return kOps.count(op) > 0;
+  }
+
+  /// An elementwise node reading an NCHW16c value [N, C, H, W] (input 0 of a unary op or
+  /// either input of Add/Sub/Mul), when its other operand is a tensor of the same shape, a
+  /// per-channel [1 or N, C, 1, 1] tensor (both converted to NCHW16c) or a single value,
+  /// and the CPU backend runs it: planned on the blocked storage as a 5-D product
+  /// [N, C/16, H, W, 16] (the padding lanes included), its output blocked. So a
+  /// squeeze-and-excitation block's channel-wise Mul keeps its input and output blocked.
+  /// Returns false (nothing planned) for other shapes.
+  Result<bool> plan_nchwc_elementwise(const Graph& g, const Node& n, Scope& scope, std::vector<int>& in_ids,
+                                      const std::vector<const ValueInfo*>& in_ptrs, const std::vector<ValueInfo>& out_info) {
+    if (n.outputs.size() != 1 || n.outputs[0] < 0 || out_info[0].dtype != DType::kFloat32) return false;
+    const Shape& out = out_info[0].shape;
+    if (out.size() != 4) return false;
+    const bool binary = n.op_type == "Add" || n.op_type == "Sub" || n.op_type == "Mul";
+    const size_t operands = binary ? 2 : 1;
+    if (in_ids.size() < operands) return false;
+    // Each operand: blocked as the output (same shape), per channel (blocked too), or a
+    // single value (plain); Clip's bounds stay as they are.
+    enum class Kind { kFull, kChannel, kScalar };
+    std::vector<Kind> kinds(operands);
+    bool some_full_blocked = false;
+    for (size_t i = 0; i < operands; ++i) {
+      if (in_ids[i] < 0) return false;
+      const PlanValue& v = plan_.values[in_ids[i]];
+      if (v.dtype != DType::kFloat32) return false;
+      const int64_t numel = shape_numel(v.shape).value();
+      if (v.shape == out) {
+        kinds[i] = Kind::kFull;
+        some_full_blocked = some_full_blocked || v.nchwc;
+      } else if (v.shape.size() == 4 && (v.shape[0] == 1 || v.shape[0] == out[0]) && v.shape[1] == out[1] && v.shape[2] == 1 &&
+                 v.shape[3] == 1) {
+        kinds[i] = Kind::kChannel;
+      } else if (numel == 1 && v.shape.size() <= 4) {
+        kinds[i] = Kind::kScalar;
+      } else {
+        return false;
+      }
+    }
+    if (!some_full_blocked) return false;
+    Backend* first = nullptr;
+    {
+      CompileContext probe{n, in_ptrs, out_info};
+      for (Backend* b : opt_.backends)
+        if (b->supports(probe)) {
+          first = b;
+          break;
+        }
+    }
+    if (!first || !first->host_memory() || first->name() != "cpu") return false;
+    // The blocked storage as plain 5-D tensors.
+    auto blocked_shape = nchwc_storage_shape;
+    std::vector<ValueInfo> phys(in_ids.size());
+    std::vector<const ValueInfo*> phys_ptrs(in_ids.size(), nullptr);
+    for (size_t i = 0; i < in_ids.size(); ++i) {
+      if (in_ids[i] < 0) continue;
+      if (i < operands && kinds[i] != Kind::kScalar) {
+        TSR_ASSIGN_OR_RETURN(in_ids[i], to_layout(in_ids[i], true));
+        phys[i].shape = blocked_shape(plan_.values[in_ids[i]].shape);
+        phys[i].dtype = DType::kFloat32;
+      } else {
+        phys[i] = *in_ptrs[i];
+      }
+      phys_ptrs[i] = &phys[i];
+    }
+    std::vector<ValueInfo> phys_out(1);
+    phys_out[0].dtype = DType::kFloat32;
+    phys_out[0].shape = blocked_shape(out);
+    CompileContext cctx{n, phys_ptrs, phys_out};
+    cctx.threads = opt_.thread_pool ? opt_.thread_pool->num_threads() : 1;
+    Step step;
+    step.node = &n;
+    step.inputs = in_ids;
+    TSR_ASSIGN_OR_RETURN(step.kernel, first->compile(cctx));
+    if (!step.kernel) return internal_error(n.describe() + ": the CPU declined the NCHW16c elementwise op");
+    step.backend = first->name();
+    step.scratch_bytes = step.kernel->scratch_bytes();
+    PlanValue pv;
+    pv.name = g.values[n.outputs[0]].name;
+    pv.dtype = DType::kFloat32;
+    pv.shape = out;
+    pv.home = PlanValue::Home::kArena;
+    pv.nchwc = true;
+    pv.bytes = nchwc_bytes(out);
+    const int id = add_value(std::move(pv));
+    scope.names[plan_.values[id].name] = id;
+    step.outputs.push_back(id);
+    plan_.placements.push_back(std::string(depth_ * 2, ' ') + n.describe() + " -> " + step.backend + " (NCHW16c)");
+    plan_.steps.push_back(std::move(step));
+    return true;
   }
 
   /// Computes a node whose inputs are all constant with its reference kernel, now.
@@ -1342,7 +1459,10 @@ Status Planner::finish() {
   for (size_t i = 0; i < nv; ++i) {
     const PlanValue& v = plan_.values[i];
     void* data = v.home == PlanValue::Home::kConstant ? const_cast<void*>(v.constant->data()) : nullptr;
-    plan_.views[i] = Tensor::wrap(v.dtype, v.shape, data);
+    // An NCHW16c value's view has the storage's shape [N, C/16, spatial..., 16]: kernels
+    // that take it as it is (the elementwise ops of plan_nchwc_elementwise) see the padding
+    // lanes as elements.
+    plan_.views[i] = Tensor::wrap(v.dtype, v.nchwc ? nchwc_storage_shape(v.shape) : v.shape, data);
   }
   for (Step& st : plan_.steps) {
     for (int id : st.inputs) st.ctx.inputs.push_back(id < 0 ? nullptr : &plan_.views[id]);

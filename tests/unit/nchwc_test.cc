@@ -307,6 +307,82 @@ TEST(Nchwc, InfInputsLeaveThePaddingLanesFinite) {
   }
 }
 
+// Elementwise ops between blocked Convs run on the blocked storage (plan_nchwc_elementwise):
+// a squeeze-and-excitation block (GlobalAveragePool -> 1x1 Convs -> HardSigmoid -> a
+// channel-wise Mul), an Add of a same-shape graph input, a Sub of a scalar, a Mul by a
+// per-channel constant, then activations; against the plain plan, at 1 and 2 threads.
+TEST(Nchwc, ElementwiseOpsOnBlockedValues) {
+  if (!have_avx512()) GTEST_SKIP() << "NCHW16c needs AVX-512F, which this CPU lacks";
+  for (int64_t m : {20, 32})
+    for (int variant = 0; variant < 4; ++variant) {
+      std::mt19937 rng(static_cast<uint32_t>(40 + m + variant));
+      Built b;
+      Graph& g = b.g;
+      auto constant = [&](const std::string& name, const Shape& shape) {
+        Value v = val(name, DType::kFloat32);
+        v.initializer = std::make_shared<const Tensor>(random(shape, rng, false));
+        return g.add_value(std::move(v));
+      };
+      auto conv = [&](int x, int64_t c_in, int64_t c_out, int64_t k, const std::string& name) {
+        const int y = g.add_value(val(name + "_out"));
+        Node c = node("Conv", {x, constant(name + "_w", {c_out, c_in, k, k}), constant(name + "_b", {c_out})}, {y}, name);
+        c.attributes = {ints("pads", {k / 2, k / 2, k / 2, k / 2})};
+        g.nodes.push_back(c);
+        return y;
+      };
+      auto op = [&](const std::string& type, std::vector<int> ins, const std::string& name) {
+        const int y = g.add_value(val(name + "_out"));
+        g.nodes.push_back(node(type, std::move(ins), {y}, name));
+        return y;
+      };
+      const int64_t n = 2, c = 8, h = 9, w = 11;
+      const int x = g.add_value(val("x", DType::kFloat32));
+      g.inputs.push_back(x);
+      b.shapes.push_back({n, c, h, w});
+      b.inputs.push_back(random({n, c, h, w}, rng, false));
+      const int a = conv(x, c, m, 1, "a");
+      int cur = -1;
+      std::string elementwise;
+      if (variant == 0) {  // squeeze and excitation
+        const int s = op("GlobalAveragePool", {a}, "gap");
+        const int s1 = op("Relu", {conv(s, m, 16, 1, "fc1")}, "fc1_relu");
+        const int s2 = op("HardSigmoid", {conv(s1, 16, m, 1, "fc2")}, "fc2_hsig");
+        cur = op("Mul", {a, s2}, "se_mul");
+        elementwise = "se_mul";
+      } else if (variant == 1) {  // + a graph input of the same shape, then Relu
+        const int z = g.add_value(val("z", DType::kFloat32));
+        g.inputs.push_back(z);
+        b.shapes.push_back({n, m, h, w});
+        b.inputs.push_back(random({n, m, h, w}, rng, false));
+        cur = op("Relu", {op("Add", {z, op("Sigmoid", {a}, "pre_sig")}, "add")}, "relu");
+        elementwise = "add";
+      } else if (variant == 2) {  // - a scalar, then Tanh
+        cur = op("Tanh", {op("Sub", {op("HardSwish", {a}, "hsw"), constant("k", {1})}, "sub")}, "tanh");
+        elementwise = "sub";
+      } else {  // * a per-channel constant, then LeakyRelu
+        cur = op("LeakyRelu", {op("Mul", {constant("scale", {1, m, 1, 1}), op("Abs", {a}, "abs")}, "mul")}, "lrelu");
+        elementwise = "mul";
+      }
+      g.outputs.push_back(conv(cur, m, 24, 3, "b"));
+      const std::string what = "M=" + std::to_string(m) + " variant " + std::to_string(variant);
+      const Ran want = run(b, false, true, 1);
+      for (int threads : {1, 2}) {
+        const Ran got = run(b, true, true, threads);
+        bool blocked_op = false;
+        for (const std::string& p : got.placements)
+          blocked_op = blocked_op || (p.find("'" + elementwise + "'") != std::string::npos && p.find("(NCHW16c)") != std::string::npos);
+        EXPECT_TRUE(blocked_op) << what << ": '" << elementwise << "' should run on NCHW16c";
+        ASSERT_EQ(got.out.shape(), want.out.shape()) << what;
+        int bad = 0;
+        for (int64_t i = 0; i < want.out.numel(); ++i) {
+          const float e = want.out.data_as<float>()[i], v = got.out.data_as<float>()[i];
+          if (!(std::fabs(v - e) <= 2e-4f * (1.f + std::fabs(e))) && ++bad <= 3)
+            ADD_FAILURE() << what << " threads " << threads << " element " << i << ": got " << v << " want " << e;
+        }
+      }
+    }
+}
+
 TEST(Nchwc, OffMeansNoBlockedValues) {
   Spec s{1, 32, 32, 8, 8, 3, 1, 1, {1, 1, 1, 1}, false, true, 2, "Relu"};
   const Built b = build(s, 5, false);
