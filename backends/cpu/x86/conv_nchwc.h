@@ -83,18 +83,23 @@ struct NchwcConvPlan {
   int64_t tile_floats() const;          // per task
 };
 
-/// Builds the plan (depthwise: stride along W 1 or 2, kh * kw <= kNchwcDwMaxTaps); `w` is W (c_out x c_in/group x kh x kw), `b` B or null. act: the fused
-/// activation. Returns false when the geometry is not one this path takes (strides other
-/// than 1 or 2 along W, or a group that is neither 1 nor depthwise).
+/// Builds the plan for one image's geometry g (any kernel, strides, dilations and leading
+/// pads; the output size in g decides the trailing pads), c_in -> c_out channels; `w` is W
+/// (c_out x c_in/group x kh x kw, row-major), `b` B (c_out) or null; act the fused
+/// activation; threads the pool's size (tasks are cut so that it divides their count).
+/// Returns false for what this path does not take: a group that is neither 1 nor depthwise
+/// (group == c_in == c_out), a depthwise conv with a plain X, a stride along W above 2 or
+/// more than kNchwcDwMaxTaps taps, or weights that cannot be allocated.
 bool make_nchwc_conv_plan(const Conv2dGeometry& g, int64_t c_in, int64_t c_out, int64_t group, bool x_blocked,
                           const float* w, const float* b, const FusedActivation& act, int threads, NchwcConvPlan* p);
 
 /// Tasks per image: output-row ranges x output-channel-block ranges.
 int64_t nchwc_conv_tasks(const NchwcConvPlan& p);
 
-/// Runs task `t` of image n: x, z and y point at image n (x in its layout, z and y
-/// blocked; z may be null), tile holds p.tile_floats() floats (64-byte aligned). Only call
-/// on a CPU with AVX-512F.
+/// Runs task `t` (< nchwc_conv_tasks(p)) of one image: x, z and y point at the image (x
+/// in its layout, z and y NCHW16c; z may be null), tile holds p.tile_floats() floats
+/// (64-byte aligned). Writes the task's rows and channel blocks of Y, the channels past
+/// c_out as 0. Only call on a CPU with AVX-512F.
 void nchwc_conv_task_avx512(const NchwcConvPlan& p, const float* x, const float* z, float* y, int64_t t, float* tile);
 
 /// MaxPool (ONNX MaxPool-12, no Indices) of one image's channel blocks [cb0, cb1) in
