@@ -58,19 +58,28 @@ Tensor random(const Shape& s, std::mt19937& rng, bool abs_values) {
   return t;
 }
 
+// A float constant of random values named `name`, and a float graph input with random
+// values (its shape and value appended to b).
+int add_constant(Graph& g, const std::string& name, const Shape& shape, std::mt19937& rng, bool abs_values = false) {
+  Value v = val(name, DType::kFloat32);
+  v.initializer = std::make_shared<const Tensor>(random(shape, rng, abs_values));
+  return g.add_value(std::move(v));
+}
+
+int add_input(Built& b, const std::string& name, const Shape& shape, std::mt19937& rng, bool abs_values = false) {
+  const int x = b.g.add_value(val(name, DType::kFloat32));
+  b.g.inputs.push_back(x);
+  b.shapes.push_back(shape);
+  b.inputs.push_back(random(shape, rng, abs_values));
+  return x;
+}
+
 Built build(const Spec& s, uint32_t seed, bool magnitude) {
   std::mt19937 rng(seed);
   Built b;
   Graph& g = b.g;
-  auto constant = [&](const std::string& name, const Shape& shape) {
-    Value v = val(name, DType::kFloat32);
-    v.initializer = std::make_shared<const Tensor>(random(shape, rng, magnitude));
-    return g.add_value(std::move(v));
-  };
-  const int x = g.add_value(val("x", DType::kFloat32));
-  g.inputs.push_back(x);
-  b.shapes.push_back({s.n, s.c, s.h, s.w});
-  b.inputs.push_back(random({s.n, s.c, s.h, s.w}, rng, magnitude));
+  auto constant = [&](const std::string& name, const Shape& shape) { return add_constant(g, name, shape, rng, magnitude); };
+  const int x = add_input(b, "x", {s.n, s.c, s.h, s.w}, rng, magnitude);
   int cur = x;
   if (s.pre) {
     const int y = g.add_value(val("pre_out"));
@@ -89,10 +98,7 @@ Built build(const Spec& s, uint32_t seed, bool magnitude) {
   if (s.residual) {
     int z = -1;
     if (s.residual == 1) {
-      z = g.add_value(val("z", DType::kFloat32));
-      g.inputs.push_back(z);
-      b.shapes.push_back({s.n, s.m, oh, ow});
-      b.inputs.push_back(random({s.n, s.m, oh, ow}, rng, magnitude));
+      z = add_input(b, "z", {s.n, s.m, oh, ow}, rng, magnitude);
     } else {
       // z = a 1x1 Conv of x with the output's channels and positions (stride and crop
       // matched by a strided 1x1 on the unpadded input when the sizes allow, else a kxk).
@@ -276,15 +282,8 @@ TEST(Nchwc, InfInputsLeaveThePaddingLanesFinite) {
     std::mt19937 rng(21);
     Built b;
     Graph& g = b.g;
-    auto constant = [&](const std::string& name, const Shape& shape) {
-      Value v = val(name, DType::kFloat32);
-      v.initializer = std::make_shared<const Tensor>(random(shape, rng, false));
-      return g.add_value(std::move(v));
-    };
-    const int x = g.add_value(val("x", DType::kFloat32));
-    g.inputs.push_back(x);
-    b.shapes.push_back({1, 3, 5, 4});
-    b.inputs.push_back(random({1, 3, 5, 4}, rng, false));
+    auto constant = [&](const std::string& name, const Shape& shape) { return add_constant(g, name, shape, rng); };
+    const int x = add_input(b, "x", {1, 3, 5, 4}, rng);
     b.inputs[0].data_as<float>()[7] = std::numeric_limits<float>::infinity();
     const int y1 = g.add_value(val("y1")), a1 = g.add_value(val("a1")), y2 = g.add_value(val("y2"));
     g.nodes.push_back(node("Conv", {x, constant("w1", {17, 3, 1, 1}), constant("b1", {17})}, {y1}, "c1"));
@@ -318,11 +317,7 @@ TEST(Nchwc, ElementwiseOpsOnBlockedValues) {
       std::mt19937 rng(static_cast<uint32_t>(40 + m + variant));
       Built b;
       Graph& g = b.g;
-      auto constant = [&](const std::string& name, const Shape& shape) {
-        Value v = val(name, DType::kFloat32);
-        v.initializer = std::make_shared<const Tensor>(random(shape, rng, false));
-        return g.add_value(std::move(v));
-      };
+      auto constant = [&](const std::string& name, const Shape& shape) { return add_constant(g, name, shape, rng); };
       auto conv = [&](int x, int64_t c_in, int64_t c_out, int64_t k, const std::string& name) {
         const int y = g.add_value(val(name + "_out"));
         Node c = node("Conv", {x, constant(name + "_w", {c_out, c_in, k, k}), constant(name + "_b", {c_out})}, {y}, name);
@@ -336,10 +331,7 @@ TEST(Nchwc, ElementwiseOpsOnBlockedValues) {
         return y;
       };
       const int64_t n = 2, c = 8, h = 9, w = 11;
-      const int x = g.add_value(val("x", DType::kFloat32));
-      g.inputs.push_back(x);
-      b.shapes.push_back({n, c, h, w});
-      b.inputs.push_back(random({n, c, h, w}, rng, false));
+      const int x = add_input(b, "x", {n, c, h, w}, rng);
       const int a = conv(x, c, m, 1, "a");
       int cur = -1;
       std::string elementwise;
@@ -350,10 +342,7 @@ TEST(Nchwc, ElementwiseOpsOnBlockedValues) {
         cur = op("Mul", {a, s2}, "se_mul");
         elementwise = "se_mul";
       } else if (variant == 1) {  // + a graph input of the same shape, then Relu
-        const int z = g.add_value(val("z", DType::kFloat32));
-        g.inputs.push_back(z);
-        b.shapes.push_back({n, m, h, w});
-        b.inputs.push_back(random({n, m, h, w}, rng, false));
+        const int z = add_input(b, "z", {n, m, h, w}, rng);
         cur = op("Relu", {op("Add", {z, op("Sigmoid", {a}, "pre_sig")}, "add")}, "relu");
         elementwise = "add";
       } else if (variant == 2) {  // - a scalar, then Tanh
