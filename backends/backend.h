@@ -126,11 +126,12 @@ struct CompileContext {
 /// a blocked X), 2 = blocked X and a plain output (GlobalAveragePool), 0 = not at all
 /// (x86-64 with AVX-512F only; see backends/cpu/x86/x86_kernels.h). The planner keeps runs
 /// of such nodes blocked and converts at their edges with make_cpu_nchwc_reorder
-/// (to_blocked: NCHW -> NCHW16c; else back), one step per tensor. nchwc_bytes: the bytes
-/// of a blocked float32 tensor of that logical shape.
+/// (to_blocked: NCHW -> NCHW16c; else back), one step per tensor. nchwc_storage_shape: the
+/// shape of the storage of a blocked tensor of that logical shape, [N, ceil(C / 16),
+/// spatial..., 16] (rank >= 2).
 int cpu_nchwc_mode(const CompileContext& ctx);
 std::unique_ptr<Kernel> make_cpu_nchwc_reorder(const Shape& shape, bool to_blocked, int threads);
-uint64_t nchwc_bytes(const Shape& shape);
+Shape nchwc_storage_shape(const Shape& shape);
 
 using KernelFactory = Result<std::unique_ptr<Kernel>> (*)(const CompileContext& ctx);
 

@@ -93,11 +93,11 @@ std::unique_ptr<Kernel> make_cpu_nchwc_reorder(const Shape& shape, bool to_block
 #endif
 }
 
-uint64_t nchwc_bytes(const Shape& shape) {
-  uint64_t n = 1;
-  for (size_t d = 0; d < shape.size(); ++d)
-    n *= static_cast<uint64_t>(d == 1 ? (shape[1] + 15) / 16 * 16 : shape[d]);
-  return n * sizeof(float);
+Shape nchwc_storage_shape(const Shape& shape) {
+  Shape b = shape;
+  b[1] = (shape[1] + 15) / 16;
+  b.push_back(16);
+  return b;
 }
 
 #ifdef TESSERA_WITH_CUDA

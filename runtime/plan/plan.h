@@ -35,8 +35,8 @@ struct PlanValue {
   uint64_t bytes = 0;                      // kArena, kDeviceConstant: size in bytes
   Backend* device = nullptr;               // null: host memory
   /// kArena on the host: stored in the CPU's blocked layout NCHW16c (cpu_nchwc_mode in
-  /// backends/backend.h); bytes is then nchwc_bytes(shape). Only Convs that take it read
-  /// it; the planner converts it back for anything else.
+  /// backends/backend.h), bytes and view for nchwc_storage_shape(shape). Only the nodes
+  /// that take it read it; the planner converts it back for anything else.
   bool nchwc = false;
 };
 

@@ -373,7 +373,7 @@ class Planner {
     c.shape = v.shape;
     c.home = PlanValue::Home::kArena;
     c.nchwc = blocked;
-    c.bytes = blocked ? nchwc_bytes(v.shape) : static_cast<uint64_t>(shape_numel(v.shape).value()) * dtype_size(v.dtype);
+    c.bytes = value_bytes(v.dtype, v.shape, blocked);
     std::unique_ptr<Kernel> kernel =
         make_cpu_nchwc_reorder(v.shape, blocked, opt_.thread_pool ? opt_.thread_pool->num_threads() : 1);
     if (!kernel) return internal_error("value '" + v.name + "': no NCHW16c conversion on this CPU");
@@ -534,14 +534,8 @@ class Planner {
     // already. Mode 1 makes the output blocked; mode 2 (GlobalAveragePool) plain.
     bool nchwc = false;
     if (nchwc_candidate) {
-      Backend* first = nullptr;
-      for (Backend* b : opt_.backends)
-        if (b->supports(cctx)) {
-          first = b;
-          break;
-        }
       cctx.nchwc_inputs = !in_ids.empty() && in_ids[0] >= 0 && plan_.values[in_ids[0]].nchwc ? 1u : 0u;
-      const int mode = first && first->host_memory() && first->name() == "cpu" ? cpu_nchwc_mode(cctx) : 0;
+      const int mode = cpu_runs(cctx) ? cpu_nchwc_mode(cctx) : 0;
       nchwc = mode == 1;
       for (size_t i = 0; i < in_ids.size(); ++i) {
         const bool blocked = mode != 0 && i == 0 &&
@@ -649,7 +643,7 @@ class Planner {
       pv.shape = out_info[i].shape;
       pv.home = PlanValue::Home::kArena;
       pv.nchwc = nchwc;
-      pv.bytes = nchwc ? nchwc_bytes(pv.shape) : static_cast<uint64_t>(shape_numel(pv.shape).value()) * dtype_size(pv.dtype);
+      pv.bytes = value_bytes(pv.dtype, pv.shape, nchwc);
       pv.device = where;
       int id = add_value(std::move(pv));
       scope.names[plan_.values[id].name] = id;
@@ -660,12 +654,17 @@ class Planner {
     return Status::ok();
   }
 
-  /// The shape of an NCHW16c value's storage: [N, ceil(C / 16), spatial..., 16].
-  static Shape nchwc_storage_shape(const Shape& s) {
-    Shape b = s;
-    b[1] = (s[1] + 15) / 16;
-    b.push_back(16);
-    return b;
+  /// The CPU backend when it is the one that runs this node (the first backend to support
+  /// it: the planner compiles there), else null. NCHW16c values are the CPU's alone.
+  Backend* cpu_runs(const CompileContext& ctx) const {
+    for (Backend* b : opt_.backends)
+      if (b->supports(ctx)) return b->host_memory() && b->name() == "cpu" ? b : nullptr;
+    return nullptr;
+  }
+
+  /// Bytes of a value of this dtype and logical shape, stored plain or NCHW16c.
+  static uint64_t value_bytes(DType dtype, const Shape& shape, bool nchwc) {
+    return static_cast<uint64_t>(shape_numel(nchwc ? nchwc_storage_shape(shape) : shape).value()) * dtype_size(dtype);
   }
 
   /// The elementwise ops that run on NCHW16c values as they are: each maps finite values to
@@ -714,25 +713,16 @@ class Planner {
       }
     }
     if (!some_full_blocked) return false;
-    Backend* first = nullptr;
-    {
-      CompileContext probe{n, in_ptrs, out_info};
-      for (Backend* b : opt_.backends)
-        if (b->supports(probe)) {
-          first = b;
-          break;
-        }
-    }
-    if (!first || !first->host_memory() || first->name() != "cpu") return false;
+    Backend* cpu = cpu_runs(CompileContext{n, in_ptrs, out_info});
+    if (!cpu) return false;
     // The blocked storage as plain 5-D tensors.
-    auto blocked_shape = nchwc_storage_shape;
     std::vector<ValueInfo> phys(in_ids.size());
     std::vector<const ValueInfo*> phys_ptrs(in_ids.size(), nullptr);
     for (size_t i = 0; i < in_ids.size(); ++i) {
       if (in_ids[i] < 0) continue;
       if (i < operands && kinds[i] != Kind::kScalar) {
         TSR_ASSIGN_OR_RETURN(in_ids[i], to_layout(in_ids[i], true));
-        phys[i].shape = blocked_shape(plan_.values[in_ids[i]].shape);
+        phys[i].shape = nchwc_storage_shape(plan_.values[in_ids[i]].shape);
         phys[i].dtype = DType::kFloat32;
       } else {
         phys[i] = *in_ptrs[i];
@@ -741,15 +731,15 @@ class Planner {
     }
     std::vector<ValueInfo> phys_out(1);
     phys_out[0].dtype = DType::kFloat32;
-    phys_out[0].shape = blocked_shape(out);
+    phys_out[0].shape = nchwc_storage_shape(out);
     CompileContext cctx{n, phys_ptrs, phys_out};
     cctx.threads = opt_.thread_pool ? opt_.thread_pool->num_threads() : 1;
     Step step;
     step.node = &n;
     step.inputs = in_ids;
-    TSR_ASSIGN_OR_RETURN(step.kernel, first->compile(cctx));
+    TSR_ASSIGN_OR_RETURN(step.kernel, cpu->compile(cctx));
     if (!step.kernel) return internal_error(n.describe() + ": the CPU declined the NCHW16c elementwise op");
-    step.backend = first->name();
+    step.backend = cpu->name();
     step.scratch_bytes = step.kernel->scratch_bytes();
     PlanValue pv;
     pv.name = g.values[n.outputs[0]].name;
@@ -757,7 +747,7 @@ class Planner {
     pv.shape = out;
     pv.home = PlanValue::Home::kArena;
     pv.nchwc = true;
-    pv.bytes = nchwc_bytes(out);
+    pv.bytes = value_bytes(DType::kFloat32, out, true);
     const int id = add_value(std::move(pv));
     scope.names[plan_.values[id].name] = id;
     step.outputs.push_back(id);

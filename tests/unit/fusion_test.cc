@@ -98,14 +98,8 @@ struct Ran {
 };
 
 Ran run(const Built& b, bool fuse, int threads) {
-  auto cpu = make_cpu_backend();
-  ThreadPool pool(threads);
-  PlanOptions po;
-  po.backends = {cpu.get()};
-  po.thread_pool = &pool;
-  po.fuse = fuse;
-  po.nchwc = false;  // the plain paths (NCHW16c: nchwc_test.cc)
-  Planned got = plan_and_run(b.g, b.shapes, b.inputs, po);
+  // The plain paths (NCHW16c: nchwc_test.cc).
+  Planned got = plan_and_run(b.g, b.shapes, b.inputs, threads, fuse, /*nchwc=*/false);
   return Ran{std::move(got.outputs), std::move(got.placements)};
 }
 

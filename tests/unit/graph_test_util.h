@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "backends/backend.h"
+#include "backends/cpu/thread_pool.h"
 #include "runtime/plan/plan.h"
 #include "tessera/graph.h"
 
@@ -53,10 +55,18 @@ struct Planned {
   std::vector<std::string> placements;
 };
 
-/// Plans `g` for `shapes` with `po`, runs it once on `inputs` and returns the outputs
+/// Plans `g` for `shapes` on the CPU backend with a pool of `threads`, fusion and NCHW16c
+/// as asked (PlanOptions::fuse, ::nchwc), runs it once on `inputs` and returns the outputs
 /// (empty, with a test failure recorded, when planning or running fails).
 inline Planned plan_and_run(const Graph& g, const std::vector<Shape>& shapes, const std::vector<Tensor>& inputs,
-                            const PlanOptions& po) {
+                            int threads, bool fuse, bool nchwc) {
+  auto cpu = make_cpu_backend();
+  ThreadPool pool(threads);
+  PlanOptions po;
+  po.backends = {cpu.get()};
+  po.thread_pool = &pool;
+  po.fuse = fuse;
+  po.nchwc = nchwc;
   Planned r;
   auto plan = plan_graph(g, shapes, po);
   EXPECT_TRUE(plan.is_ok()) << plan.status().to_string();

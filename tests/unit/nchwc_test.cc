@@ -149,14 +149,7 @@ struct Ran {
 };
 
 Ran run(const Built& b, bool nchwc, bool fuse, int threads) {
-  auto cpu = make_cpu_backend();
-  ThreadPool pool(threads);
-  PlanOptions po;
-  po.backends = {cpu.get()};
-  po.thread_pool = &pool;
-  po.fuse = fuse;
-  po.nchwc = nchwc;
-  Planned got = plan_and_run(b.g, b.shapes, b.inputs, po);
+  Planned got = plan_and_run(b.g, b.shapes, b.inputs, threads, fuse, nchwc);
   Ran r;
   if (!got.outputs.empty()) r.out = std::move(got.outputs[0]);
   r.placements = std::move(got.placements);
@@ -189,8 +182,8 @@ void check(const Spec& s, uint32_t seed) {
     if (!s.after.empty()) {  // the pool reads the blocked output: no conversion before it
       bool converted_before_pool = false;
       for (const std::string& p : got.placements)
-        converted_before_pool = converted_before_pool || p.find("NCHW16c -> NCHW") != std::string::npos &&
-                                                             p.find("'pool_out'") == std::string::npos;
+        converted_before_pool = converted_before_pool || (p.find("NCHW16c -> NCHW") != std::string::npos &&
+                                                              p.find("'pool_out'") == std::string::npos);
       EXPECT_FALSE(converted_before_pool) << what << ": the pool should read NCHW16c";
     }
     ASSERT_EQ(got.out.shape(), want.out.shape()) << what;

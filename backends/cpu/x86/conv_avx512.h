@@ -18,6 +18,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "runtime/ops/spatial_attrs.h"
+
 namespace tessera::cpu {
 
 /// One plane's geometry: input ih x iw, output oh x ow, kernel kh x kw, strides, dilations
@@ -25,6 +27,15 @@ namespace tessera::cpu {
 struct Conv2dGeometry {
   int64_t ih = 0, iw = 0, oh = 0, ow = 0, kh = 0, kw = 0, sh = 1, sw = 1, dh = 1, dw = 1, ph = 0, pw = 0;
 };
+
+/// The geometry of a 2-D window (window_geometry in runtime/ops/spatial_attrs.h, rank 2).
+inline Conv2dGeometry conv2d_geometry(const WindowGeometry& w) {
+  Conv2dGeometry g;
+  g.ih = w.in[0], g.iw = w.in[1], g.oh = w.out[0], g.ow = w.out[1], g.kh = w.kernel[0], g.kw = w.kernel[1];
+  g.sh = w.strides[0], g.sw = w.strides[1], g.dh = w.dilations[0], g.dw = w.dilations[1];
+  g.ph = w.pads_begin[0], g.pw = w.pads_begin[1];
+  return g;
+}
 
 constexpr int64_t kDepthwiseAvx512MaxTaps = 64;     // kh * kw
 constexpr int64_t kDepthwiseAvx512MaxKh = 16;

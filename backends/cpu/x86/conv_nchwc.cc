@@ -23,7 +23,6 @@ constexpr int64_t kFlatRowPixels = 112;          // a 1x1 conv's plane in rows o
 constexpr int64_t kTaskInputBytes = 256 * 1024;  // input rows a task reads: about half of L2
 constexpr int64_t kWeightBlockBytes = 256 * 1024;  // weights per pass (kc_groups)
 constexpr int64_t kRowsOuterWeightBytes = 192 * 1024;
-constexpr int kMaxPwForNob[5] = {0, 14, 14, 9, 7};
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -80,11 +79,11 @@ bool make_nchwc_conv_plan(const Conv2dGeometry& g0, int64_t c_in, int64_t c_out,
 
   // Micro-tile: 2 blocks x 14 pixels on rows of 14 or more, else as many blocks as the row's
   // pixels leave accumulators for (7 x 7 planes: 4 blocks x 7 pixels).
-  if (g.ow >= 14 || g.ow >= 10) q.nob = 2;
+  if (g.ow >= 10) q.nob = 2;
   else if (g.ow >= 8) q.nob = 3;
   else q.nob = 4;
   q.nob = static_cast<int>(std::min<int64_t>(q.nob, q.ocb));
-  q.pw = static_cast<int>(std::min<int64_t>(kMaxPwForNob[q.nob], g.ow));
+  q.pw = static_cast<int>(std::min<int64_t>(kNchwcMaxPw[q.nob], g.ow));
 
   // Tasks: rows whose input fits kTaskInputBytes, all channel blocks; then, for threads,
   // at least 2 tasks per thread, splitting the channel blocks when the weights outweigh
@@ -130,11 +129,10 @@ bool make_nchwc_conv_plan(const Conv2dGeometry& g0, int64_t c_in, int64_t c_out,
 
   // Taps and packed weights.
   q.goff.clear();
-  const float* wsrc = w;
   const int64_t cg = depthwise ? 1 : c_in;
   auto W = [&](int64_t oc, int64_t ic, int64_t ky, int64_t kx) -> float {
     if (oc >= c_out || ic >= cg) return 0.f;
-    return wsrc[((oc * cg + ic) * g.kh + ky) * g.kw + kx];
+    return w[((oc * cg + ic) * g.kh + ky) * g.kw + kx];
   };
   const size_t w_floats = static_cast<size_t>(q.ocb * k * kNchwcBlock);
   const size_t w_alloc = w_floats * sizeof(float);
@@ -301,10 +299,7 @@ bool max_pool_geometry(const CompileContext& ctx, cpu::Conv2dGeometry* g) {
   if (ctx.node.outputs.size() > 1 && ctx.node.outputs[1] >= 0) return false;  // Indices
   auto geom = window_geometry(ctx.node, ctx.input(0).shape, {}, ctx.node.attr_i("ceil_mode", 0) == 1);
   if (!geom.is_ok() || geom.value().rank != 2) return false;
-  const WindowGeometry& wg = geom.value();
-  g->ih = wg.in[0], g->iw = wg.in[1], g->oh = wg.out[0], g->ow = wg.out[1], g->kh = wg.kernel[0], g->kw = wg.kernel[1];
-  g->sh = wg.strides[0], g->sw = wg.strides[1], g->dh = wg.dilations[0], g->dw = wg.dilations[1];
-  g->ph = wg.pads_begin[0], g->pw = wg.pads_begin[1];
+  *g = cpu::conv2d_geometry(geom.value());
   return g->oh >= 1 && g->ow >= 1;
 }
 
@@ -331,10 +326,7 @@ bool conv_shape(const CompileContext& ctx, ConvShape* s) {
   if (s->batch < 1 || s->c_in < 1 || s->c_out < 1) return false;
   const bool depthwise = s->group > 1 && s->group == s->c_in && s->group == s->c_out && ws[1] == 1;
   if (!(s->group == 1 && ws[1] == s->c_in) && !depthwise) return false;
-  cpu::Conv2dGeometry& g = s->g;
-  g.ih = wg.in[0], g.iw = wg.in[1], g.oh = wg.out[0], g.ow = wg.out[1], g.kh = wg.kernel[0], g.kw = wg.kernel[1];
-  g.sh = wg.strides[0], g.sw = wg.strides[1], g.dh = wg.dilations[0], g.dw = wg.dilations[1];
-  g.ph = wg.pads_begin[0], g.pw = wg.pads_begin[1];
+  const cpu::Conv2dGeometry& g = s->g = cpu::conv2d_geometry(wg);
   return g.oh >= 1 && g.ow >= 1 && g.ih >= 1 && g.iw >= 1;
 }
 

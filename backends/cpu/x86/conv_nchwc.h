@@ -40,6 +40,9 @@ namespace tessera::cpu {
 
 constexpr int64_t kNchwcBlock = 16;
 constexpr int64_t kNchwcDwMaxTaps = 64;  // depthwise: kh * kw, stride along W 1 or 2
+/// Micro-tiles: at most kNchwcMaxPw[nob] pixels for nob = 1..4 channel blocks (pixels x
+/// blocks <= 28 accumulators, 3 zmm left for weights and the broadcast).
+constexpr int kNchwcMaxPw[5] = {0, 14, 14, 9, 7};
 
 /// What a compiled NCHW16c conv shares across runs: geometry, the per-task tiling, the tap
 /// offsets and the packed weights.

@@ -9,7 +9,9 @@
 #include <utility>
 
 #include "backends/cpu/x86/conv_nchwc.h"
+#include "backends/cpu/x86/sgemm_epilogue_simd.h"
 #include "backends/cpu/x86/transpose16_avx512.h"
+#include "backends/cpu/x86/vec16_avx512.h"
 
 namespace tessera::cpu {
 namespace {
@@ -28,38 +30,19 @@ struct TileArgs {
   const float* z;        // first block's pixel 0 in Z, or null
   float* y;              // first block's pixel 0 in Y
   int64_t ystride;       // floats between output channel blocks
-  const FusedActivation* act;  // applied in registers (plan.post_act false), or null
+  const EpilogueSimd<Vec16>* act;  // the activation and affine map applied in registers
   bool accumulate;       // a later block of taps: start from Y's partial sums, not the bias
   bool finish;           // the last block of taps: add Z, activate
   int partial_b;         // the tile's block that holds the channels past c_out (-1: none)
   __mmask16 partial_mask;  // its lanes below c_out
 };
 
-// The fused activation of one vector, as the reference (FusedActivation) computes it, NaN
-// propagating (x86 MAXPS/MINPS return the second operand when either is NaN, so the
-// operand order keeps a NaN r); the kinds make_nchwc_conv_plan leaves to registers.
-inline __m512 activate(const FusedActivation* a, __m512 r) {
-  if (!a) return r;
-  using K = FusedActivation::Kind;
-  const __m512 zero = _mm512_setzero_ps();
-  switch (a->kind) {
-    case K::kRelu: r = _mm512_max_ps(zero, r); break;
-    case K::kLeakyRelu:
-      r = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(r, zero, _CMP_LT_OQ), r, _mm512_mul_ps(_mm512_set1_ps(a->alpha), r));
-      break;
-    case K::kClip: r = _mm512_min_ps(_mm512_set1_ps(a->beta), _mm512_max_ps(_mm512_set1_ps(a->alpha), r)); break;
-    case K::kHardSigmoid:
-      r = _mm512_max_ps(zero, _mm512_min_ps(_mm512_set1_ps(1.f), _mm512_add_ps(_mm512_mul_ps(_mm512_set1_ps(a->alpha), r),
-                                                                                _mm512_set1_ps(a->beta))));
-      break;
-    case K::kHardSwish:
-      r = _mm512_mul_ps(r, _mm512_max_ps(zero, _mm512_min_ps(_mm512_set1_ps(1.f), _mm512_add_ps(_mm512_div_ps(r, _mm512_set1_ps(6.f)),
-                                                                                                _mm512_set1_ps(0.5f)))));
-      break;
-    default: break;
-  }
-  if (a->has_affine()) r = _mm512_fmadd_ps(r, _mm512_set1_ps(a->scale), _mm512_set1_ps(a->shift));
-  return r;
+// The fused activation and its affine map on one vector, as the SGEMM's epilogue applies
+// them (EpilogueSimd: the reference's math, NaN propagating); Sigmoid, Tanh and Gelu pass
+// through (the plan's post_act applies them per row).
+inline __m512 activate(const EpilogueSimd<Vec16>* e, __m512 r) {
+  r = e->activate(r);
+  return e->affine ? _mm512_fmadd_ps(r, e->scale, e->shift) : r;
 }
 
 // PW pixels x NOB channel blocks. RS: floats between pixels (0: args.rs); INNER: steps per
@@ -145,7 +128,7 @@ struct DwArgs {
   const float* bias;
   const float* z;
   float* y;
-  const FusedActivation* act;
+  const EpilogueSimd<Vec16>* act;  // as TileArgs::act
   __mmask16 mask;  // the block's lanes below c_out (the others are written 0)
 };
 
@@ -172,20 +155,17 @@ void dw_tile(const DwArgs& t) {
 using TileFn = void (*)(const TileArgs&);
 using DwFn = void (*)(const DwArgs&);
 
-constexpr int kMaxPw[5] = {0, 14, 14, 9, 7};  // PW * NOB <= 28 accumulators
-
 template <int NOB, int RS, int INNER, int... P>
 constexpr auto tile_row(std::integer_sequence<int, P...>) {
   return std::array<TileFn, sizeof...(P)>{&conv_tile<P + 1, NOB, RS, INNER>...};
 }
 
-// fns[nob - 1][pw - 1] for one (RS, INNER).
-template <int RS, int INNER>
+// The micro-tiles of one (RS, INNER): get(nob, pw), pw <= kNchwcMaxPw[nob].
 struct TileTable {
-  std::array<TileFn, 14> row1 = tile_row<1, RS, INNER>(std::make_integer_sequence<int, 14>{});
-  std::array<TileFn, 14> row2 = tile_row<2, RS, INNER>(std::make_integer_sequence<int, 14>{});
-  std::array<TileFn, 9> row3 = tile_row<3, RS, INNER>(std::make_integer_sequence<int, 9>{});
-  std::array<TileFn, 7> row4 = tile_row<4, RS, INNER>(std::make_integer_sequence<int, 7>{});
+  std::array<TileFn, kNchwcMaxPw[1]> row1;
+  std::array<TileFn, kNchwcMaxPw[2]> row2;
+  std::array<TileFn, kNchwcMaxPw[3]> row3;
+  std::array<TileFn, kNchwcMaxPw[4]> row4;
   TileFn get(int nob, int pw) const {
     switch (nob) {
       case 1: return row1[static_cast<size_t>(pw - 1)];
@@ -196,29 +176,36 @@ struct TileTable {
   }
 };
 
+template <int RS, int INNER>
+TileTable make_tile_table() {
+  return {tile_row<1, RS, INNER>(std::make_integer_sequence<int, kNchwcMaxPw[1]>{}),
+          tile_row<2, RS, INNER>(std::make_integer_sequence<int, kNchwcMaxPw[2]>{}),
+          tile_row<3, RS, INNER>(std::make_integer_sequence<int, kNchwcMaxPw[3]>{}),
+          tile_row<4, RS, INNER>(std::make_integer_sequence<int, kNchwcMaxPw[4]>{})};
+}
+
 template <int RS, int... P>
 constexpr auto dw_row(std::integer_sequence<int, P...>) {
   return std::array<DwFn, sizeof...(P)>{&dw_tile<P + 1, RS>...};
 }
 constexpr int kDwMaxPw = 14;
 
-TileFn tile_fn(const NchwcConvPlan& p, int nob, int pw) {
-  static const TileTable<16, 16> s1;
-  static const TileTable<32, 16> s2;
-  static const TileTable<0, 16> blocked_any;
-  static const TileTable<0, 0> plain;
-  static const TileTable<2, 0> plain_s2;  // the stems: 7x7 or 3x3 at stride 2 on the image
-  if (!p.x_blocked) return p.g.sw == 2 ? plain_s2.get(nob, pw) : plain.get(nob, pw);
+// The table for p's input: blocked at 16 or 32 floats a pixel (stride 1 or 2) or any
+// other stride; plain (the stem) at stride 2 or any other.
+const TileTable& tile_table(const NchwcConvPlan& p) {
+  static const TileTable s1 = make_tile_table<16, 16>(), s2 = make_tile_table<32, 16>();
+  static const TileTable blocked_any = make_tile_table<0, 16>();
+  static const TileTable plain = make_tile_table<0, 0>(), plain_s2 = make_tile_table<2, 0>();
+  if (!p.x_blocked) return p.g.sw == 2 ? plain_s2 : plain;
   const int64_t rs = p.g.sw * p.src_pitch;
-  if (rs == 16) return s1.get(nob, pw);
-  if (rs == 32) return s2.get(nob, pw);
-  return blocked_any.get(nob, pw);
+  return rs == 16 ? s1 : rs == 32 ? s2 : blocked_any;
 }
 
-DwFn dw_fn(const NchwcConvPlan& p, int pw) {
+// The depthwise micro-tiles for p's stride along W (1 or 2): [pw - 1].
+const std::array<DwFn, kDwMaxPw>& dw_table(const NchwcConvPlan& p) {
   static const auto s1 = dw_row<16>(std::make_integer_sequence<int, kDwMaxPw>{});
   static const auto s2 = dw_row<32>(std::make_integer_sequence<int, kDwMaxPw>{});
-  return (p.g.sw == 1 ? s1 : s2)[static_cast<size_t>(pw - 1)];
+  return p.g.sw == 1 ? s1 : s2;
 }
 
 // Copies the input rows [iy0, iy0 + p.tile_rows) of channel blocks [cb0, cb1) (blocked) or
@@ -260,6 +247,10 @@ void nchwc_conv_task_avx512(const NchwcConvPlan& p, const float* x, const float*
   const int64_t r0 = (t % row_tasks) * p.rows_per_task, r1 = std::min(g.oh, r0 + p.rows_per_task);
   const int64_t ob0 = (t / row_tasks) * p.ocb_per_task, ob1 = std::min(p.ocb, ob0 + p.ocb_per_task);
   const int64_t out_plane = p.pixels * 16;  // floats between output channel blocks
+  // The activation in registers: none when the plan applies it per row (post_act).
+  SgemmEpilogue sep;
+  if (!p.post_act) sep.act = p.act;
+  const EpilogueSimd<Vec16> ep(sep);
   const float* src = x;
   int64_t row_base = 0;  // the source row of output row r0 (its first tap row)
   if (p.tiled) {
@@ -279,8 +270,9 @@ void nchwc_conv_task_avx512(const NchwcConvPlan& p, const float* x, const float*
     const int64_t ox_lo = std::min(g.ow, (g.pw + g.sw - 1) / g.sw);
     const int64_t right = g.iw - 1 - (g.kw - 1) * g.dw + g.pw;  // the last interior pixel's first column, times sw
     const int64_t ox_hi = right < 0 ? ox_lo : std::clamp(right / g.sw + 1, ox_lo, g.ow);
+    const auto& dw_tiles = dw_table(p);
     DwArgs a;
-    a.act = p.post_act || p.act.kind == FusedActivation::Kind::kNone && !p.act.has_affine() ? nullptr : &p.act;
+    a.act = &ep;
     for (int64_t ob = ob0; ob < ob1; ++ob) {
       const float* xb = x + ob * p.src_plane;
       const float* wb = p.w.get() + ob * taps * 16;
@@ -320,7 +312,7 @@ void nchwc_conv_task_avx512(const NchwcConvPlan& p, const float* x, const float*
             a.a = arow + (ox * g.sw - g.pw) * 16;
             a.y = y + ybase + ox * 16;
             a.z = z ? z + ybase + ox * 16 : nullptr;
-            dw_fn(p, pw)(a);
+            dw_tiles[static_cast<size_t>(pw - 1)](a);
           }
         } else {
           for (int64_t ox = ox_lo; ox < ox_hi; ++ox) pixel(ox);
@@ -329,9 +321,9 @@ void nchwc_conv_task_avx512(const NchwcConvPlan& p, const float* x, const float*
         if (p.post_act) p.act.apply(y + ybase, g.ow * 16);
       }
     }
-    (void)taps;
     return;
   }
+  const TileTable& tiles = tile_table(p);
   TileArgs a;
   const int64_t groups = static_cast<int64_t>(p.goff.size());
   a.inner = p.inner;
@@ -339,7 +331,7 @@ void nchwc_conv_task_avx512(const NchwcConvPlan& p, const float* x, const float*
   a.rs = px;
   a.wstride = groups * p.inner * 16;
   a.ystride = out_plane;
-  a.act = p.post_act || p.act.kind == FusedActivation::Kind::kNone && !p.act.has_affine() ? nullptr : &p.act;
+  a.act = &ep;
   a.partial_mask = lane_mask(p, p.ocb - 1);
   if (p.rows_outer) {
     a.goff = p.goff.data();
@@ -360,7 +352,7 @@ void nchwc_conv_task_avx512(const NchwcConvPlan& p, const float* x, const float*
           a.w = p.w.get() + ob * a.wstride;
           a.y = y + ybase;
           a.z = z ? z + ybase : nullptr;
-          tile_fn(p, nob, pw)(a);
+          tiles.get(nob, pw)(a);
         }
       }
       if (p.post_act)
@@ -389,7 +381,7 @@ void nchwc_conv_task_avx512(const NchwcConvPlan& p, const float* x, const float*
           a.a = arow + ox * px;
           a.y = y + ybase + ox * 16;
           a.z = z ? z + ybase + ox * 16 : nullptr;
-          tile_fn(p, nob, pw)(a);
+          tiles.get(nob, pw)(a);
         }
         if (p.post_act && a.finish)
           for (int b = 0; b < nob; ++b) p.act.apply(y + ybase + b * out_plane, ow * 16);

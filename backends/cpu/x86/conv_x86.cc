@@ -764,12 +764,7 @@ Result<std::unique_ptr<Kernel>> make_Conv_gemm(const CompileContext& ctx) {
 
 #if defined(__x86_64__) || defined(_M_X64)
   const bool avx512 = x86::best_isa() == x86::Isa::kAvx512;
-  if (g.rank == 2) {
-    cpu::Conv2dGeometry& dg = kern->geom2d;
-    dg.ih = g.in[0], dg.iw = g.in[1], dg.oh = g.out[0], dg.ow = g.out[1], dg.kh = g.kernel[0], dg.kw = g.kernel[1];
-    dg.sh = g.strides[0], dg.sw = g.strides[1], dg.dh = g.dilations[0], dg.dw = g.dilations[1];
-    dg.ph = g.pads_begin[0], dg.pw = g.pads_begin[1];
-  }
+  if (g.rank == 2) kern->geom2d = cpu::conv2d_geometry(g);
 #endif
   if (g.rank == 2 && kern->mg < kDirectMaxRowsPerGroup) {
     kern->direct = true;

@@ -7,28 +7,13 @@
 #include "backends/cpu/x86/sgemm_epilogue_simd.h"
 #include "backends/cpu/x86/sgemm_kernels.h"
 #include "backends/cpu/x86/transpose16_avx512.h"
+#include "backends/cpu/x86/vec16_avx512.h"
 
 namespace tessera::cpu {
 
 namespace {
 
-/// Vector traits for EpilogueSimd: 16 floats.
-struct Vec {
-  using T = __m512;
-  static T zero() { return _mm512_setzero_ps(); }
-  static T set1(float v) { return _mm512_set1_ps(v); }
-  static T load(const float* p) { return _mm512_loadu_ps(p); }
-  static void store(float* p, T v) { _mm512_storeu_ps(p, v); }
-  static T add(T a, T b) { return _mm512_add_ps(a, b); }
-  static T mul(T a, T b) { return _mm512_mul_ps(a, b); }
-  static T div(T a, T b) { return _mm512_div_ps(a, b); }
-  static T fmadd(T a, T b, T c) { return _mm512_fmadd_ps(a, b, c); }
-  static T max(T a, T b) { return _mm512_max_ps(a, b); }
-  static T min(T a, T b) { return _mm512_min_ps(a, b); }
-  static T select_ge0(T x, T if_ge0, T otherwise) {
-    return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_GE_OQ), otherwise, if_ge0);
-  }
-};
+using Vec = Vec16;
 
 constexpr int kMr = 14, kNr = 32;
 
@@ -97,17 +82,16 @@ void ukernel_rx32(int64_t kc, const float* a, const float* b, float* c, int64_t 
   const __m512 zero = _mm512_setzero_ps();
   // C by masked loads and stores: one loop for full and edge tiles (a full mask costs
   // nothing on AVX-512).
-  const __mmask16 m0 = m.lo, m1 = m.hi;
-  const __m512 b0 = ep.bias ? _mm512_maskz_loadu_ps(m0, ep.bias) : zero;
-  const __m512 b1 = ep.bias ? _mm512_maskz_loadu_ps(m1, ep.bias + 16) : zero;
-  auto finish = [&](__m512 a, __m512 bj, __m512 rb, const float* z, float* c, __mmask16 m) {
+  const __m512 b0 = ep.bias ? _mm512_maskz_loadu_ps(m.lo, ep.bias) : zero;
+  const __m512 b1 = ep.bias ? _mm512_maskz_loadu_ps(m.hi, ep.bias + 16) : zero;
+  auto finish = [&](__m512 a, __m512 bj, __m512 rb, const float* z, float* c, __mmask16 mask) {
     __m512 r = _mm512_fmadd_ps(e.alpha, a, bj);
-    if (e.read_c) r = _mm512_fmadd_ps(e.beta, _mm512_maskz_loadu_ps(m, c), r);
+    if (e.read_c) r = _mm512_fmadd_ps(e.beta, _mm512_maskz_loadu_ps(mask, c), r);
     r = _mm512_add_ps(r, rb);
-    if (z) r = _mm512_add_ps(r, _mm512_maskz_loadu_ps(m, z));
+    if (z) r = _mm512_add_ps(r, _mm512_maskz_loadu_ps(mask, z));
     r = e.activate(r);
     if (e.affine) r = _mm512_fmadd_ps(r, e.scale, e.shift);
-    _mm512_mask_storeu_ps(c, m, r);
+    _mm512_mask_storeu_ps(c, mask, r);
   };
 #pragma GCC unroll 14
   for (int i = 0; i < R; ++i) {
@@ -115,8 +99,8 @@ void ukernel_rx32(int64_t kc, const float* a, const float* b, float* c, int64_t 
     float* ci = c + i * ldc;
     const __m512 rb = ep.row_bias ? _mm512_set1_ps(ep.row_bias[i]) : zero;
     const float* zi = ep.addend ? ep.addend + i * ep.ld_addend : nullptr;
-    finish(acc[i][0], b0, rb, zi, ci, m0);
-    if (m1) finish(acc[i][1], b1, rb, zi ? zi + 16 : nullptr, ci + 16, m1);
+    finish(acc[i][0], b0, rb, zi, ci, m.lo);
+    if (m.hi) finish(acc[i][1], b1, rb, zi ? zi + 16 : nullptr, ci + 16, m.hi);
   }
 }
 
