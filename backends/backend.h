@@ -39,6 +39,12 @@ class Kernel {
   /// Scratch memory this kernel needs per run, in bytes.
   virtual size_t scratch_bytes() const { return 0; }
   virtual Status run(const KernelContext& ctx) const = 0;
+  /// The index of an input whose memory output 0 may take over when this step is that
+  /// input's last use (same dtype and byte size; the kernel reads each of its elements
+  /// before it writes the same element of output 0, on the same thread, and reads no other
+  /// element after writing it), e.g. a fused residual that the output accumulates onto in
+  /// place; -1: none. The planner decides; the kernel must work either way.
+  virtual int output_may_alias_input() const { return -1; }
 };
 
 /// An activation the planner fused into the node that produces its input (see Epilogue).

@@ -117,6 +117,9 @@ struct Step {
   uint64_t scratch_offset = 0;          // in the device arena when on_device
   uint64_t scratch_bytes = 0;
   bool on_device = false;               // the kernel's backend is not host memory
+  /// An input whose memory output 0 may take (Kernel::output_may_alias_input); the
+  /// memory plan gives both one block when this step is that input's last use.
+  int inplace_input = -1;
   /// Built at plan time, pointing into Plan::views, so a run allocates nothing.
   mutable KernelContext ctx;
 };

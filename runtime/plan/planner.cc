@@ -626,6 +626,7 @@ class Planner {
     if (!step.kernel)
       return unimplemented(n.describe() + ": no backend can run op " + n.op_type + " with these inputs");
     step.scratch_bytes = step.kernel->scratch_bytes();
+    step.inplace_input = step.kernel->output_may_alias_input();
     step.on_device = where != nullptr;
     if (device_)  // inputs in the memory of the chosen backend (copy steps go before this one)
       for (int& id : step.inputs) {
@@ -1390,6 +1391,29 @@ Status Planner::finish() {
   }
   for (int id : plan_.outputs) last[id] = nsteps;
 
+  // In place: a step's output takes over the block of the input its kernel accumulates
+  // onto (Step::inplace_input) when that input dies at this step, is not read twice by it
+  // and has the same host-arena size. share[o] = the value whose block o uses (chains
+  // follow: a residual block can carry several outputs in turn); that block lives on to o's
+  // last use.
+  std::vector<int> share(nv);
+  for (size_t i = 0; i < nv; ++i) share[i] = static_cast<int>(i);
+  for (int s = 0; s < nsteps; ++s) {
+    const Step& st = plan_.steps[s];
+    if (st.inplace_input < 0 || static_cast<size_t>(st.inplace_input) >= st.inputs.size() || st.outputs.empty()) continue;
+    const int r = st.inputs[static_cast<size_t>(st.inplace_input)], o = st.outputs[0];
+    if (r < 0 || o < 0 || last[r] != s || first[o] != s) continue;
+    const PlanValue& rv = plan_.values[static_cast<size_t>(r)];
+    const PlanValue& ov = plan_.values[static_cast<size_t>(o)];
+    if (rv.home != PlanValue::Home::kArena || ov.home != PlanValue::Home::kArena || rv.device || ov.device ||
+        rv.bytes != ov.bytes || rv.dtype != ov.dtype)
+      continue;
+    if (std::count(st.inputs.begin(), st.inputs.end(), r) != 1) continue;
+    const int root = share[static_cast<size_t>(r)];
+    share[static_cast<size_t>(o)] = root;
+    last[root] = std::max(last[root], last[o]);
+  }
+
   // Blocks to place: arena values and per-step scratch. (start, end) are step indices.
   struct Block {
     uint64_t bytes;
@@ -1400,7 +1424,7 @@ Status Planner::finish() {
   std::vector<Block> blocks, device_blocks;
   for (size_t i = 0; i < nv; ++i) {
     PlanValue& v = plan_.values[i];
-    if (v.home != PlanValue::Home::kArena) continue;
+    if (v.home != PlanValue::Home::kArena || share[i] != static_cast<int>(i)) continue;
     int s = first[i] < 0 ? 0 : first[i];
     (v.device ? device_blocks : blocks).push_back({align64(v.bytes), s, std::max(s, last[i]), &v.offset});
   }
@@ -1431,6 +1455,8 @@ Status Planner::finish() {
     return peak;
   };
   plan_.arena_bytes = place_blocks(blocks);
+  for (size_t i = 0; i < nv; ++i)
+    if (share[i] != static_cast<int>(i)) plan_.values[i].offset = plan_.values[static_cast<size_t>(share[i])].offset;
   if (device_) {
     plan_.device_arena_bytes = align256(place_blocks(device_blocks));
     uint64_t off = plan_.device_arena_bytes;  // constants follow the activations

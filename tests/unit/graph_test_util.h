@@ -53,6 +53,8 @@ inline Attribute int1(const std::string& name, int64_t v) {
 struct Planned {
   std::vector<Tensor> outputs;
   std::vector<std::string> placements;
+  /// Steps whose output 0 took its Step::inplace_input's memory (the same arena offset).
+  int in_place = 0;
 };
 
 /// Plans `g` for `shapes` on the CPU backend with a pool of `threads`, fusion and NCHW16c
@@ -80,6 +82,12 @@ inline Planned plan_and_run(const Graph& g, const std::vector<Shape>& shapes, co
   if (!s.is_ok()) return r;
   for (int id : p.outputs) r.outputs.push_back(plan_value_view(p, id, arena.data_as<uint8_t>(), ins).clone().value());
   r.placements = p.placements;
+  for (const Step& st : p.steps)
+    if (st.inplace_input >= 0 && !st.outputs.empty() && st.outputs[0] >= 0) {
+      const int z = st.inputs[static_cast<size_t>(st.inplace_input)];
+      r.in_place += p.values[static_cast<size_t>(z)].home == PlanValue::Home::kArena &&
+                    p.values[static_cast<size_t>(z)].offset == p.values[static_cast<size_t>(st.outputs[0])].offset;
+    }
   return r;
 }
 

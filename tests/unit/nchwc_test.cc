@@ -146,6 +146,7 @@ Built build(const Spec& s, uint32_t seed, bool magnitude) {
 struct Ran {
   Tensor out;
   std::vector<std::string> placements;
+  int in_place = 0;  // Planned::in_place
 };
 
 Ran run(const Built& b, bool nchwc, bool fuse, int threads) {
@@ -153,6 +154,7 @@ Ran run(const Built& b, bool nchwc, bool fuse, int threads) {
   Ran r;
   if (!got.outputs.empty()) r.out = std::move(got.outputs[0]);
   r.placements = std::move(got.placements);
+  r.in_place = got.in_place;
   return r;
 }
 
@@ -179,6 +181,9 @@ void check(const Spec& s, uint32_t seed) {
     bool blocked = false;
     for (const std::string& p : got.placements) blocked = blocked || p.find("NCHW16c") != std::string::npos;
     EXPECT_EQ(blocked, s.blocked) << what << ": NCHW16c expected " << s.blocked;
+    // A blocked Conv's residual (another Conv's output, or the graph input's blocked copy)
+    // dies at the Add: the output takes its memory.
+    EXPECT_EQ(got.in_place, s.blocked && s.residual ? 1 : 0) << what << ": in-place residual steps";
     if (!s.after.empty()) {  // the pool reads the blocked output: no conversion before it
       bool converted_before_pool = false;
       for (const std::string& p : got.placements)
@@ -296,6 +301,56 @@ TEST(Nchwc, InfInputsLeaveThePaddingLanesFinite) {
             << act << " threads " << threads << " element " << i << ": got " << a << " want " << e;
       }
     }
+  }
+}
+
+// The in-place residual (Step::inplace_input) only where the residual dies at the Conv: a
+// chain z -> y1 = Relu(Conv(x) + z) (in place) -> y2 = Relu(Conv(y1) + y1) (y1 is also X:
+// not in place, the Conv reads rows of y1 that other rows' outputs would overwrite) ->
+// y3 = Relu(Conv(y2) + z2) with z2 read again afterwards (not in place) -> y3 + z2. The
+// outputs against the plain plan, at 1 and 2 threads.
+TEST(Nchwc, InPlaceResidualOnlyWhereItDies) {
+  if (!have_avx512()) GTEST_SKIP() << "NCHW16c needs AVX-512F, which this CPU lacks";
+  std::mt19937 rng(5);
+  Built b;
+  Graph& g = b.g;
+  auto constant = [&](const std::string& name, const Shape& shape) { return add_constant(g, name, shape, rng); };
+  const int x = add_input(b, "x", {1, 32, 12, 13}, rng);
+  auto conv = [&](int in, const std::string& name, int64_t k) {
+    const int y = g.add_value(val(name));
+    Node c = node("Conv", {in, constant(name + "_w", {32, 32, k, k}), constant(name + "_b", {32})}, {y}, name);
+    c.attributes = {ints("pads", {k / 2, k / 2, k / 2, k / 2})};
+    g.nodes.push_back(c);
+    return y;
+  };
+  auto op = [&](const std::string& type, std::vector<int> ins, const std::string& name) {
+    const int y = g.add_value(val(name));
+    g.nodes.push_back(node(type, std::move(ins), {y}, name));
+    return y;
+  };
+  const int z = conv(x, "z", 1);
+  const int y1 = op("Relu", {op("Add", {conv(x, "c1", 3), z}, "s1")}, "y1");
+  const int y2 = op("Relu", {op("Add", {conv(y1, "c2", 3), y1}, "s2")}, "y2");
+  const int z2 = conv(y2, "z2", 1);
+  const int y3 = op("Relu", {op("Add", {conv(y2, "c3", 3), z2}, "s3")}, "y3");
+  g.outputs.push_back(op("Add", {y3, z2}, "out"));
+  const Ran want = run(b, false, true, 1);
+  for (int threads : {1, 2}) {
+    const Ran got = run(b, true, true, threads);
+    EXPECT_EQ(got.in_place, 1) << "only c1 should accumulate onto its residual's memory";
+    ASSERT_EQ(got.out.shape(), want.out.shape());
+    // Three Convs deep, sums of hundreds of terms cancel: the bound is relative to the
+    // output's largest magnitude (a wrong in-place read is off by the order of that).
+    float scale = 0.f;
+    for (int64_t i = 0; i < want.out.numel(); ++i) scale = std::max(scale, std::fabs(want.out.data_as<float>()[i]));
+    ASSERT_GT(scale, 0.f);
+    int bad = 0;
+    for (int64_t i = 0; i < want.out.numel(); ++i) {
+      const float a = got.out.data_as<float>()[i], e = want.out.data_as<float>()[i];
+      if (!(std::fabs(a - e) <= 1e-5f * scale) && ++bad <= 3)
+        ADD_FAILURE() << "threads " << threads << " element " << i << ": got " << a << " want " << e << " (scale " << scale << ")";
+    }
+    EXPECT_EQ(bad, 0);
   }
 }
 

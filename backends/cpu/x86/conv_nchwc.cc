@@ -217,6 +217,11 @@ class NchwcConvKernel final : public Kernel {
   size_t tile_bytes = 0;
 
   size_t scratch_bytes() const override { return tile_bytes * static_cast<size_t>(threads); }
+  // The residual: each task reads Z only where it writes Y, before writing it (the
+  // micro-tiles add Z with the bias, and the per-pixel and depthwise paths just before the
+  // store), so Y may be Z's memory, as onnxruntime's NCHWc Conv accumulates onto its Sum
+  // input.
+  int output_may_alias_input() const override { return addend_input; }
 
   Status run(const KernelContext& ctx) const override {
     const float* x = ctx.input(0).data_as<float>();

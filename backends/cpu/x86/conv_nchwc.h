@@ -22,7 +22,7 @@
 // then the taps, then the 16 channels of a block (another order than the reference's, so
 // results match it to rounding). Depthwise convs keep 16 channels in the lanes: per tap one
 // weight vector and one input vector per pixel (the reference's order: bias, taps
-// row-major, then Z). A padded conv copies the input rows a task reads into a zero-bordered
+// row-major, then Z); the other convs add Z to the bias before the taps. A padded conv copies the input rows a task reads into a zero-bordered
 // tile first; an unpadded one reads X in place, and a 1x1 stride-1 conv runs over the
 // whole plane as one row.
 #pragma once
@@ -100,9 +100,9 @@ bool make_nchwc_conv_plan(const Conv2dGeometry& g, int64_t c_in, int64_t c_out, 
 int64_t nchwc_conv_tasks(const NchwcConvPlan& p);
 
 /// Runs task `t` (< nchwc_conv_tasks(p)) of one image: x, z and y point at the image (x
-/// in its layout, z and y NCHW16c; z may be null), tile holds p.tile_floats() floats
-/// (64-byte aligned). Writes the task's rows and channel blocks of Y, the channels past
-/// c_out as 0. Only call on a CPU with AVX-512F.
+/// in its layout, z and y NCHW16c; z may be null, or y itself: each element of z is read
+/// before that element of y is written), tile holds p.tile_floats() floats (64-byte
+/// aligned). Writes the task's rows and channel blocks of Y, the channels past c_out as 0. Only call on a CPU with AVX-512F.
 void nchwc_conv_task_avx512(const NchwcConvPlan& p, const float* x, const float* z, float* y, int64_t t, float* tile);
 
 /// MaxPool (ONNX MaxPool-12, no Indices) of one image's channel blocks [cb0, cb1) in
