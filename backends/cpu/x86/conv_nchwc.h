@@ -22,7 +22,8 @@
 // then the taps, then the 16 channels of a block (another order than the reference's, so
 // results match it to rounding). Depthwise convs keep 16 channels in the lanes: per tap one
 // weight vector and one input vector per pixel (the reference's order: bias, taps
-// row-major, then Z); the other convs add Z to the bias before the taps. A padded conv copies the input rows a task reads into a zero-bordered
+// row-major, then Z); the other convs add Z last, or with the bias when the taps run in
+// blocks. A padded conv copies the input rows a task reads into a zero-bordered
 // tile first; an unpadded one reads X in place, and a 1x1 stride-1 conv runs over the
 // whole plane as one row.
 #pragma once

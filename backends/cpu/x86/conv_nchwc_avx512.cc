@@ -27,12 +27,13 @@ struct TileArgs {
   const float* w;        // first block's packed weights
   int64_t wstride;       // floats between blocks' weights
   const float* bias;     // first block's 16 biases
-  const float* z;        // first block's pixel 0 in Z (added by the first block of taps), or null
+  const float* z;        // first block's pixel 0 in Z, or null (added before the store in one pass, by
+                         // the first block of taps in several)
   float* y;              // first block's pixel 0 in Y
   int64_t ystride;       // floats between output channel blocks
   const EpilogueSimd<Vec16>* act;  // the activation and affine map applied in registers
   bool accumulate;       // a later block of taps: start from Y's partial sums, not the bias
-  bool finish;           // the last block of taps: activate
+  bool finish;           // the last block of taps: activate (one pass: add Z first)
   int partial_b;         // the tile's block that holds the channels past c_out (-1: none)
   __mmask16 partial_mask;  // its lanes below c_out
 };
@@ -55,9 +56,10 @@ void conv_tile(const TileArgs& t) {
     for (int b = 0; b < NOB; ++b)
 #pragma GCC unroll 14
       for (int j = 0; j < PW; ++j) acc[b][j] = _mm512_loadu_ps(t.y + b * t.ystride + j * 16);
-  } else if (t.z) {
-    // Z is added first, not last, so that Y may be Z's own memory: every element of Z is
-    // read before this tile writes it (the planner's in-place residual).
+  } else if (t.z && !t.finish) {
+    // Taps in blocks, partial sums through Y: Z is added by the first block, so that Y may
+    // be Z's own memory (the planner's in-place residual). In one pass it is added before
+    // the store, where its loads do not hold up the FMA chains.
 #pragma GCC unroll 4
     for (int b = 0; b < NOB; ++b) {
       const __m512 bv = _mm512_loadu_ps(t.bias + b * 16);
@@ -117,7 +119,9 @@ void conv_tile(const TileArgs& t) {
   for (int b = 0; b < NOB; ++b)
 #pragma GCC unroll 14
     for (int j = 0; j < PW; ++j) {
-      __m512 v = activate(t.act, acc[b][j]);
+      __m512 v = acc[b][j];
+      if (t.z && !t.accumulate) v = _mm512_add_ps(v, _mm512_loadu_ps(t.z + b * t.ystride + j * 16));
+      v = activate(t.act, v);
       // The channels past c_out are written 0: a padding lane of 0 * Inf would put NaN in
       // every output of the next Conv (its weight 0 does not cancel a NaN).
       if (b == t.partial_b) v = _mm512_maskz_mov_ps(t.partial_mask, v);
