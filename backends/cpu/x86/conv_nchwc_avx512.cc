@@ -433,25 +433,59 @@ void reorder_blocks(const float* x, int64_t c, int64_t hw, int64_t cb0, int64_t 
 
 void nchwc_max_pool_avx512(const Conv2dGeometry& g, const float* x, int64_t cb0, int64_t cb1, float* y) {
   const __m512 lowest = _mm512_set1_ps(std::numeric_limits<float>::lowest());
+  // Output columns whose taps all lie inside the row: [ox_lo, ox_hi), read without checks.
+  int64_t ox_lo = 0, ox_hi = g.ow;
+  while (ox_lo < g.ow && ox_lo * g.sw - g.pw < 0) ++ox_lo;
+  while (ox_hi > ox_lo && (ox_hi - 1) * g.sw - g.pw + (g.kw - 1) * g.dw >= g.iw) --ox_hi;
+  const int64_t row = g.iw * 16, tap = g.dw * 16;
   for (int64_t cb = cb0; cb < cb1; ++cb) {
     const float* xb = x + cb * g.ih * g.iw * 16;
     float* yb = y + cb * g.oh * g.ow * 16;
-    for (int64_t oy = 0; oy < g.oh; ++oy)
-      for (int64_t ox = 0; ox < g.ow; ++ox) {
+    for (int64_t oy = 0; oy < g.oh; ++oy) {
+      // The kernel rows inside X: [ky0, ky1).
+      const int64_t iy0 = oy * g.sh - g.ph;
+      int64_t ky0 = 0, ky1 = g.kh;
+      while (ky0 < ky1 && iy0 + ky0 * g.dh < 0) ++ky0;
+      while (ky1 > ky0 && iy0 + (ky1 - 1) * g.dh >= g.ih) --ky1;
+      float* yr = yb + oy * g.ow * 16;
+      // MAXPS returns its second operand when either is NaN: a NaN tap is skipped, as the
+      // reference's `x > best` skips it.
+      auto border = [&](int64_t ox) {
         __m512 best = lowest;
-        for (int64_t ky = 0; ky < g.kh; ++ky) {
-          const int64_t iy = oy * g.sh - g.ph + ky * g.dh;
-          if (iy < 0 || iy >= g.ih) continue;
+        for (int64_t ky = ky0; ky < ky1; ++ky) {
+          const int64_t iy = iy0 + ky * g.dh;
           for (int64_t kx = 0; kx < g.kw; ++kx) {
             const int64_t ix = ox * g.sw - g.pw + kx * g.dw;
             if (ix < 0 || ix >= g.iw) continue;
-            // MAXPS returns its second operand when either is NaN: a NaN tap is skipped,
-            // as the reference's `x > best` skips it.
             best = _mm512_max_ps(_mm512_loadu_ps(xb + (iy * g.iw + ix) * 16), best);
           }
         }
-        _mm512_storeu_ps(yb + (oy * g.ow + ox) * 16, best);
+        _mm512_storeu_ps(yr + ox * 16, best);
+      };
+      for (int64_t ox = 0; ox < ox_lo; ++ox) border(ox);
+      const float* r0 = ky0 < ky1 ? xb + (iy0 + ky0 * g.dh) * row - g.pw * 16 : xb;  // (no rows: not read)
+      if (g.kw == 3) {
+        for (int64_t ox = ox_lo; ox < ox_hi; ++ox) {
+          const float* p = r0 + ox * g.sw * 16;
+          __m512 best = lowest;
+          for (int64_t ky = ky0; ky < ky1; ++ky, p += g.dh * row) {
+            best = _mm512_max_ps(_mm512_loadu_ps(p), best);
+            best = _mm512_max_ps(_mm512_loadu_ps(p + tap), best);
+            best = _mm512_max_ps(_mm512_loadu_ps(p + 2 * tap), best);
+          }
+          _mm512_storeu_ps(yr + ox * 16, best);
+        }
+      } else {
+        for (int64_t ox = ox_lo; ox < ox_hi; ++ox) {
+          const float* p = r0 + ox * g.sw * 16;
+          __m512 best = lowest;
+          for (int64_t ky = ky0; ky < ky1; ++ky, p += g.dh * row)
+            for (int64_t kx = 0; kx < g.kw; ++kx) best = _mm512_max_ps(_mm512_loadu_ps(p + kx * tap), best);
+          _mm512_storeu_ps(yr + ox * 16, best);
+        }
       }
+      for (int64_t ox = std::max(ox_lo, ox_hi); ox < g.ow; ++ox) border(ox);
+    }
   }
 }
 
