@@ -445,11 +445,12 @@ class Planner {
       TSR_ASSIGN_OR_RETURN(int id, lookup(g.values[i].name, scope));
       in_ids.push_back(id);
     }
-    // NCHW16c: only a Conv or pool the CPU takes so reads a blocked value; anything else
-    // reads plain.
+    // NCHW16c: only a Conv, pool or Resize the CPU takes so reads a blocked value; anything
+    // else reads plain.
     const bool onnx_domain = n.domain.empty() || n.domain == "ai.onnx";
     const bool nchwc_candidate =
-        opt_.nchwc && onnx_domain && (n.op_type == "Conv" || n.op_type == "MaxPool" || n.op_type == "GlobalAveragePool");
+        opt_.nchwc && onnx_domain &&
+        (n.op_type == "Conv" || n.op_type == "MaxPool" || n.op_type == "GlobalAveragePool" || n.op_type == "Resize");
     bool any_blocked = false;
     for (int id : in_ids) any_blocked = any_blocked || (id >= 0 && plan_.values[id].nchwc);
     const bool nchwc_elementwise = opt_.nchwc && onnx_domain && any_blocked && nchwc_elementwise_op(n.op_type);
@@ -530,8 +531,8 @@ class Planner {
     cctx.threads = opt_.thread_pool ? opt_.thread_pool->num_threads() : 1;
     // NCHW16c: a node that the CPU backend runs (the first backend to take it) and takes
     // blocked (cpu_nchwc_mode). A Conv's X stays blocked, or is converted when it has 16
-    // channels or more (fewer: the stem's image, read in place); a pool's X must be blocked
-    // already. Mode 1 makes the output blocked; mode 2 (GlobalAveragePool) plain.
+    // channels or more (fewer: the stem's image, read in place); a pool's or Resize's X must
+    // be blocked already. Mode 1 makes the output blocked; mode 2 (GlobalAveragePool) plain.
     bool nchwc = false;
     if (nchwc_candidate) {
       cctx.nchwc_inputs = !in_ids.empty() && in_ids[0] >= 0 && plan_.values[in_ids[0]].nchwc ? 1u : 0u;

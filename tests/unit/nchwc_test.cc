@@ -354,6 +354,86 @@ TEST(Nchwc, InPlaceResidualOnlyWhereItDies) {
   }
 }
 
+// Resize between blocked Convs stays blocked when it copies rows and columns (nearest,
+// one tap): scales 2 (asymmetric, floor: PP-OCR's FPN), 1.5 x 0.5 (half_pixel,
+// round_prefer_floor) and sizes 7 x 13 from 5 x 6; linear declines and converts. Each graph
+// against the plain plan at 1 and 2 threads (the Resize's output too), with the planned
+// layout.
+TEST(Nchwc, NearestResizeOnBlockedValues) {
+  if (!have_avx512()) GTEST_SKIP() << "NCHW16c needs AVX-512F, which this CPU lacks";
+  struct Case {
+    std::string mode, coord, nearest;
+    std::vector<float> scales;   // empty: sizes
+    std::vector<int64_t> sizes;
+    bool blocked;
+  };
+  const std::vector<Case> cases = {
+      {"nearest", "asymmetric", "floor", {1.f, 1.f, 2.f, 2.f}, {}, true},
+      {"nearest", "half_pixel", "round_prefer_floor", {1.f, 1.f, 1.5f, 0.5f}, {}, true},
+      {"nearest", "align_corners", "ceil", {}, {2, 40, 7, 13}, true},
+      {"linear", "half_pixel", "round_prefer_floor", {1.f, 1.f, 2.f, 2.f}, {}, false},
+  };
+  for (const Case& cs : cases) {
+    std::mt19937 rng(9);
+    Built b;
+    Graph& g = b.g;
+    auto constant = [&](const std::string& name, const Shape& shape) { return add_constant(g, name, shape, rng); };
+    const int x = add_input(b, "x", {2, 24, 5, 6}, rng);
+    const int y1 = g.add_value(val("y1")), r = g.add_value(val("resized")), y2 = g.add_value(val("y2"));
+    g.nodes.push_back(node("Conv", {x, constant("w1", {40, 24, 1, 1}), constant("b1", {40})}, {y1}, "c1"));
+    Value sv = val(cs.scales.empty() ? "sizes" : "scales", cs.scales.empty() ? DType::kInt64 : DType::kFloat32);
+    if (cs.scales.empty()) {
+      Tensor t = Tensor::allocate(DType::kInt64, {4}).value();
+      for (int i = 0; i < 4; ++i) t.data_as<int64_t>()[i] = cs.sizes[static_cast<size_t>(i)];
+      sv.initializer = std::make_shared<const Tensor>(std::move(t));
+    } else {
+      Tensor t = Tensor::allocate(DType::kFloat32, {4}).value();
+      for (int i = 0; i < 4; ++i) t.data_as<float>()[i] = cs.scales[static_cast<size_t>(i)];
+      sv.initializer = std::make_shared<const Tensor>(std::move(t));
+    }
+    const int sid = g.add_value(std::move(sv));
+    Node rs = node("Resize", cs.scales.empty() ? std::vector<int>{y1, -1, -1, sid} : std::vector<int>{y1, -1, sid}, {r}, "resize", 13);
+    auto str = [](const std::string& name, const std::string& v) {
+      Attribute a;
+      a.name = name;
+      a.type = AttrType::kString;
+      a.s = v;
+      return a;
+    };
+    rs.attributes = {str("mode", cs.mode), str("coordinate_transformation_mode", cs.coord), str("nearest_mode", cs.nearest)};
+    g.nodes.push_back(rs);
+    Node c2 = node("Conv", {r, constant("w2", {16, 40, 3, 3}), constant("b2", {16})}, {y2}, "c2");
+    c2.attributes = {ints("pads", {1, 1, 1, 1})};
+    g.nodes.push_back(c2);
+    g.outputs.push_back(y2);
+    g.outputs.push_back(r);
+    const std::string what = cs.mode + " " + cs.coord + " " + cs.nearest;
+    const Planned want = plan_and_run(g, b.shapes, b.inputs, 1, true, false);
+    for (int threads : {1, 2}) {
+      const Planned got = plan_and_run(g, b.shapes, b.inputs, threads, true, true);
+      ASSERT_EQ(got.outputs.size(), 2u) << what;
+      ASSERT_EQ(want.outputs.size(), 2u) << what;
+      // Blocked: x is converted once, for c1; else the Resize's output is converted too.
+      int to_blocked = 0;
+      for (const std::string& p : got.placements) to_blocked += p.find("NCHW -> NCHW16c") != std::string::npos;
+      EXPECT_EQ(to_blocked, cs.blocked ? 1 : 2) << what << ": conversions to NCHW16c";
+      // The Resize copies; its input (a blocked Conv's output) differs from the plain one
+      // by rounding only.
+      for (size_t o = 0; o < 2; ++o) {
+        ASSERT_EQ(got.outputs[o].shape(), want.outputs[o].shape()) << what;
+        float scale = 0.f;  // sums of 360 terms cancel: relative to the largest magnitude
+        for (int64_t i = 0; i < want.outputs[o].numel(); ++i) scale = std::max(scale, std::fabs(want.outputs[o].data_as<float>()[i]));
+        ASSERT_GT(scale, 0.f) << what;
+        for (int64_t i = 0; i < want.outputs[o].numel(); ++i) {
+          const float a = got.outputs[o].data_as<float>()[i], e = want.outputs[o].data_as<float>()[i];
+          ASSERT_TRUE(std::fabs(a - e) <= 1e-5f * scale)
+              << what << " threads " << threads << " output " << o << " element " << i << ": got " << a << " want " << e;
+        }
+      }
+    }
+  }
+}
+
 // Elementwise ops between blocked Convs run on the blocked storage (plan_nchwc_elementwise):
 // a squeeze-and-excitation block (GlobalAveragePool -> 1x1 Convs -> HardSigmoid -> a
 // channel-wise Mul), an Add of a same-shape graph input, a Sub of a scalar, a Mul by a

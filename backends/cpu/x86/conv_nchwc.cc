@@ -298,6 +298,35 @@ class NchwcPoolKernel final : public Kernel {
   }
 };
 
+// Resize in NCHW16c (X and Y blocked): a copy of 16-channel pixel vectors, output row oy of
+// each channel block from input row ih[oy], column ox from column iw[ox]
+// (x86::resize_nearest_indices: the reference's indices, so bit-exact). Rows split over
+// the threads.
+class NchwcResizeKernel final : public Kernel {
+ public:
+  std::vector<int32_t> ih, iw;
+  int64_t n = 1, c = 1, h = 1, w = 1;
+  int threads = 1;
+
+  Status run(const KernelContext& ctx) const override {
+    const float* x = ctx.input(0).data_as<float>();
+    float* y = ctx.output(0).data_as<float>();
+    const int64_t oh = static_cast<int64_t>(ih.size()), ow = static_cast<int64_t>(iw.size());
+    const int64_t rows = n * blocks_of(c) * oh;
+    ThreadPool* pool = threads > 1 && rows * ow >= 4096 ? ctx.thread_pool : nullptr;
+    parallel_for(pool, rows, [&](int64_t lo, int64_t hi) {
+      for (int64_t r = lo; r < hi; ++r) {
+        const int64_t plane = r / oh, oy = r % oh;
+        const float* src = x + (plane * h + ih[static_cast<size_t>(oy)]) * w * kNchwcBlock;
+        float* dst = y + r * ow * kNchwcBlock;
+        for (int64_t ox = 0; ox < ow; ++ox)
+          std::memcpy(dst + ox * kNchwcBlock, src + iw[static_cast<size_t>(ox)] * kNchwcBlock, kNchwcBlock * sizeof(float));
+      }
+    });
+    return Status::ok();
+  }
+};
+
 // MaxPool's 2-D geometry for blocked X (one output, float32, 4-D), or false.
 bool max_pool_geometry(const CompileContext& ctx, cpu::Conv2dGeometry* g) {
   if (!ctx.has_input(0) || ctx.input(0).dtype != DType::kFloat32 || ctx.input(0).shape.size() != 4) return false;
@@ -352,6 +381,10 @@ int nchwc_mode(const CompileContext& ctx) {
   if (!(ctx.nchwc_inputs & 1u)) return 0;
   cpu::Conv2dGeometry g;
   if (op == "MaxPool") return max_pool_geometry(ctx, &g) ? 1 : 0;
+  if (op == "Resize") {
+    std::vector<int32_t> ih, iw;
+    return resize_nearest_indices(ctx, &ih, &iw) ? 1 : 0;
+  }
   if (op == "GlobalAveragePool")
     return ctx.input(0).dtype == DType::kFloat32 && ctx.input(0).shape.size() == 4 && ctx.input(0).shape[2] * ctx.input(0).shape[3] >= 1 ? 2 : 0;
   return 0;
@@ -362,8 +395,15 @@ Result<std::unique_ptr<Kernel>> make_nchwc_kernel(const CompileContext& ctx) {
   if (mode == 0 || ctx.nchwc_output != (mode == 1))
     return internal_error(ctx.node.describe() + ": the NCHW16c path was asked for a node it does not take so");
   if (ctx.node.op_type == "Conv") return make_Conv_nchwc(ctx);
-  auto k = std::make_unique<NchwcPoolKernel>();
   const Shape& xs = ctx.input(0).shape;
+  if (ctx.node.op_type == "Resize") {
+    auto k = std::make_unique<NchwcResizeKernel>();
+    resize_nearest_indices(ctx, &k->ih, &k->iw);
+    k->n = xs[0], k->c = xs[1], k->h = xs[2], k->w = xs[3];
+    k->threads = std::max(1, ctx.threads);
+    return std::unique_ptr<Kernel>(std::move(k));
+  }
+  auto k = std::make_unique<NchwcPoolKernel>();
   k->n = xs[0];
   k->c = xs[1];
   k->threads = std::max(1, ctx.threads);

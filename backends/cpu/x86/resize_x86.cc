@@ -61,6 +61,33 @@ class Resize2dKernel final : public Kernel {
 
 }  // namespace
 
+bool resize_nearest_indices(const CompileContext& ctx, std::vector<int32_t>* ih, std::vector<int32_t>* iw) {
+  if (!ctx.has_input(0) || ctx.input(0).dtype != DType::kFloat32 || ctx.input(0).shape.size() != 4) return false;
+  auto in = [&](size_t i) { return ctx.has_input(i) ? &ctx.input(i) : nullptr; };
+  Result<ResizeParams> pr = ctx.node.opset < 11 ? resize_params(ctx.node, ctx.input(0).shape, nullptr, in(1), nullptr)
+                                                : resize_params(ctx.node, ctx.input(0).shape, in(1), in(2), in(3));
+  if (!pr.is_ok()) return false;
+  const ResizeParams& rp = pr.value();
+  for (int d = 0; d < 4; ++d)
+    if (rp.in[d] <= 0 || rp.out[d] <= 0 || rp.in[d] > std::numeric_limits<int32_t>::max() / 2 ||
+        rp.out[d] > std::numeric_limits<int32_t>::max() / 2)
+      return false;
+  if (rp.in[0] != rp.out[0] || rp.in[1] != rp.out[1]) return false;
+  if (!identity_taps(ref::resize_axis_taps(rp, 0), rp.out[0]) || !identity_taps(ref::resize_axis_taps(rp, 1), rp.out[1]))
+    return false;
+  for (int d = 2; d < 4; ++d) {
+    const ref::ResizeAxisTaps t = ref::resize_axis_taps(rp, static_cast<size_t>(d));
+    if (t.taps != 1) return false;
+    std::vector<int32_t>& idx = d == 2 ? *ih : *iw;
+    idx.resize(static_cast<size_t>(rp.out[d]));
+    for (int64_t o = 0; o < rp.out[d]; ++o) {
+      if (t.outside[static_cast<size_t>(o)] || t.w[static_cast<size_t>(o)] != 1.f) return false;
+      idx[static_cast<size_t>(o)] = static_cast<int32_t>(t.idx[static_cast<size_t>(o)]);
+    }
+  }
+  return true;
+}
+
 Result<std::unique_ptr<Kernel>> make_Resize(const CompileContext& ctx) {
   const Isa isa = best_isa();
   if (isa == Isa::kScalar || !ctx.has_input(0) || ctx.input(0).dtype != DType::kFloat32 ||

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "backends/backend.h"
 
@@ -21,7 +22,8 @@ Result<std::unique_ptr<Kernel>> make_Conv(const CompileContext& ctx);
 /// The blocked layout NCHW16c (conv_nchwc.h; x86-64 with AVX-512F). nchwc_mode: how this
 /// node runs in it, given ctx.nchwc_inputs (bit 0: X is blocked now): 1 = blocked output
 /// (Conv: float32, 2-D, constant W and B, group 1 or depthwise at stride <= 2, at least 16
-/// output channels, X either way; MaxPool without Indices, X blocked), 2 = blocked X and a
+/// output channels, X either way; MaxPool without Indices, and a Resize that copies rows
+/// and columns (resize_nearest_indices), X blocked), 2 = blocked X and a
 /// plain output (GlobalAveragePool), 0 = not at all. make_nchwc_kernel: its kernel, for a
 /// context the planner set up so (nchwc_output for mode 1; a fused residual of a Conv
 /// blocked). Errors: internal_error when asked for a mode the node does not have.
@@ -51,6 +53,11 @@ Result<std::unique_ptr<Kernel>> make_ReduceMean(const CompileContext& ctx);
 Result<std::unique_ptr<Kernel>> make_ReduceMax(const CompileContext& ctx);
 /// Resize (-10/11/13/18/19), 4-D NCHW float32 resizing H and W only (resize_x86.cc).
 Result<std::unique_ptr<Kernel>> make_Resize(const CompileContext& ctx);
+/// When ctx's Resize (4-D float32, N and C kept) is a copy in H and W, each output row oy
+/// reading input row (*ih)[oy] and each column ox input column (*iw)[ox] (nearest, one tap
+/// of weight 1, nothing outside: the reference's own indices, ref::resize_axis_taps),
+/// fills them and returns true; else false.
+bool resize_nearest_indices(const CompileContext& ctx, std::vector<int32_t>* ih, std::vector<int32_t>* iw);
 /// Pad (-1/2/11/13/18/19/21), every numeric dtype (float16 and bfloat16 included) and mode,
 /// row by row (pad_x86.cc; ISA-independent).
 Result<std::unique_ptr<Kernel>> make_Pad(const CompileContext& ctx);
