@@ -128,8 +128,9 @@ struct CompileContext {
 /// NCHW16c on the CPU backend: a float32 tensor of logical shape [N, C, spatial...] stored
 /// as [N][ceil(C / 16)][spatial...][16], the channels past C padding (finite values that
 /// kernels ignore). cpu_nchwc_mode: how the CPU backend runs this node in that layout,
-/// given ctx.nchwc_inputs (bit 0: X is blocked now): 1 = blocked output (Conv; MaxPool of
-/// a blocked X), 2 = blocked X and a plain output (GlobalAveragePool), 0 = not at all
+/// given ctx.nchwc_inputs (bit i: input i is blocked now): 1 = blocked output (Conv;
+/// MaxPool and a row/column-copying Resize of a blocked X; Concat along channels of blocked
+/// inputs), 2 = blocked X and a plain output (GlobalAveragePool), 0 = not at all
 /// (x86-64 with AVX-512F only; see backends/cpu/x86/x86_kernels.h). The planner keeps runs
 /// of such nodes blocked and converts at their edges with make_cpu_nchwc_reorder
 /// (to_blocked: NCHW -> NCHW16c; else back), one step per tensor. nchwc_storage_shape: the

@@ -445,12 +445,13 @@ class Planner {
       TSR_ASSIGN_OR_RETURN(int id, lookup(g.values[i].name, scope));
       in_ids.push_back(id);
     }
-    // NCHW16c: only a Conv, pool or Resize the CPU takes so reads a blocked value; anything
-    // else reads plain.
+    // NCHW16c: only a Conv, pool, Resize or Concat the CPU takes so reads a blocked value;
+    // anything else reads plain.
     const bool onnx_domain = n.domain.empty() || n.domain == "ai.onnx";
     const bool nchwc_candidate =
         opt_.nchwc && onnx_domain &&
-        (n.op_type == "Conv" || n.op_type == "MaxPool" || n.op_type == "GlobalAveragePool" || n.op_type == "Resize");
+        (n.op_type == "Conv" || n.op_type == "MaxPool" || n.op_type == "GlobalAveragePool" || n.op_type == "Resize" ||
+         n.op_type == "Concat");
     bool any_blocked = false;
     for (int id : in_ids) any_blocked = any_blocked || (id >= 0 && plan_.values[id].nchwc);
     const bool nchwc_elementwise = opt_.nchwc && onnx_domain && any_blocked && nchwc_elementwise_op(n.op_type);
@@ -531,20 +532,29 @@ class Planner {
     cctx.threads = opt_.thread_pool ? opt_.thread_pool->num_threads() : 1;
     // NCHW16c: a node that the CPU backend runs (the first backend to take it) and takes
     // blocked (cpu_nchwc_mode). A Conv's X stays blocked, or is converted when it has 16
-    // channels or more (fewer: the stem's image, read in place); a pool's or Resize's X must
-    // be blocked already. Mode 1 makes the output blocked; mode 2 (GlobalAveragePool) plain.
+    // channels or more (fewer: the stem's image, read in place); a pool's or Resize's X, and
+    // every input of a Concat, must be blocked already. Mode 1 makes the output blocked; mode 2 (GlobalAveragePool) plain.
     bool nchwc = false;
     if (nchwc_candidate) {
-      cctx.nchwc_inputs = !in_ids.empty() && in_ids[0] >= 0 && plan_.values[in_ids[0]].nchwc ? 1u : 0u;
+      // A Concat reads every input blocked; the others only X.
+      const bool all_inputs = n.op_type == "Concat";
+      const size_t span = all_inputs ? std::min<size_t>(in_ids.size(), 32) : std::min<size_t>(in_ids.size(), 1);
+      auto blocked_bits = [&] {
+        uint32_t bits = 0;
+        for (size_t i = 0; i < span; ++i)
+          if (in_ids[i] >= 0 && plan_.values[in_ids[i]].nchwc) bits |= 1u << i;
+        return bits;
+      };
+      cctx.nchwc_inputs = blocked_bits();
       const int mode = cpu_runs(cctx) ? cpu_nchwc_mode(cctx) : 0;
       nchwc = mode == 1;
       for (size_t i = 0; i < in_ids.size(); ++i) {
-        const bool blocked = mode != 0 && i == 0 &&
-                             (plan_.values[in_ids[0]].nchwc || (n.op_type == "Conv" && plan_.values[in_ids[0]].shape[1] >= 16));
+        const bool blocked = mode != 0 && (i == 0 || all_inputs) &&
+                             (plan_.values[in_ids[i]].nchwc || (n.op_type == "Conv" && plan_.values[in_ids[0]].shape[1] >= 16));
         TSR_ASSIGN_OR_RETURN(in_ids[i], to_layout(in_ids[i], blocked));
       }
       cctx.nchwc_output = nchwc;
-      cctx.nchwc_inputs = mode != 0 && plan_.values[in_ids[0]].nchwc ? 1u : 0u;
+      cctx.nchwc_inputs = mode != 0 ? blocked_bits() : 0u;
     }
     Step step;
     step.node = &n;

@@ -434,6 +434,68 @@ TEST(Nchwc, NearestResizeOnBlockedValues) {
   }
 }
 
+// Concat along channels of blocked Convs' outputs stays blocked when every input but the
+// last has a multiple of 16 channels: 32 + 16 + 20 (the last one's padding lanes are the
+// output's), batch 2, axis 1 and -3. 24 + 16 declines and converts. Against the plain
+// plan at 1 and 2 threads, the Concat's own output too, with the planned conversions.
+TEST(Nchwc, ConcatOnBlockedValues) {
+  if (!have_avx512()) GTEST_SKIP() << "NCHW16c needs AVX-512F, which this CPU lacks";
+  struct Case {
+    std::vector<int64_t> channels;
+    int64_t axis;
+    bool blocked;
+  };
+  const std::vector<Case> cases = {{{32, 16, 20}, 1, true}, {{16, 48}, -3, true}, {{24, 16}, 1, false}};
+  for (const Case& cs : cases) {
+    std::mt19937 rng(13);
+    Built b;
+    Graph& g = b.g;
+    auto constant = [&](const std::string& name, const Shape& shape) { return add_constant(g, name, shape, rng); };
+    const int x = add_input(b, "x", {2, 16, 10, 12}, rng);  // large enough for 2 threads
+    std::vector<int> parts;
+    int64_t total = 0;
+    for (size_t i = 0; i < cs.channels.size(); ++i) {
+      const std::string nm = "p" + std::to_string(i);
+      const int y = g.add_value(val(nm));
+      g.nodes.push_back(node("Conv", {x, constant(nm + "_w", {cs.channels[i], 16, 1, 1}), constant(nm + "_b", {cs.channels[i]})}, {y}, nm));
+      parts.push_back(y);
+      total += cs.channels[i];
+    }
+    const int cat = g.add_value(val("cat")), y2 = g.add_value(val("y2"));
+    Node cn = node("Concat", parts, {cat}, "concat");
+    cn.attributes = {int1("axis", cs.axis)};
+    g.nodes.push_back(cn);
+    Node c2 = node("Conv", {cat, constant("w2", {16, total, 3, 3}), constant("b2", {16})}, {y2}, "c2");
+    c2.attributes = {ints("pads", {1, 1, 1, 1})};
+    g.nodes.push_back(c2);
+    g.outputs.push_back(y2);
+    g.outputs.push_back(cat);
+    std::string what = "channels";
+    for (int64_t c : cs.channels) what += " " + std::to_string(c);
+    const Planned want = plan_and_run(g, b.shapes, b.inputs, 1, true, false);
+    for (int threads : {1, 2}) {
+      const Planned got = plan_and_run(g, b.shapes, b.inputs, threads, true, true);
+      ASSERT_EQ(got.outputs.size(), 2u) << what;
+      ASSERT_EQ(want.outputs.size(), 2u) << what;
+      // Blocked: x is converted once; else the Concat's output is converted back too.
+      int to_blocked = 0;
+      for (const std::string& p : got.placements) to_blocked += p.find("NCHW -> NCHW16c") != std::string::npos;
+      EXPECT_EQ(to_blocked, cs.blocked ? 1 : 2) << what << ": conversions to NCHW16c";
+      for (size_t o = 0; o < 2; ++o) {
+        ASSERT_EQ(got.outputs[o].shape(), want.outputs[o].shape()) << what;
+        float scale = 0.f;
+        for (int64_t i = 0; i < want.outputs[o].numel(); ++i) scale = std::max(scale, std::fabs(want.outputs[o].data_as<float>()[i]));
+        ASSERT_GT(scale, 0.f) << what;
+        for (int64_t i = 0; i < want.outputs[o].numel(); ++i) {
+          const float a = got.outputs[o].data_as<float>()[i], e = want.outputs[o].data_as<float>()[i];
+          ASSERT_TRUE(std::fabs(a - e) <= 1e-5f * scale)
+              << what << " threads " << threads << " output " << o << " element " << i << ": got " << a << " want " << e;
+        }
+      }
+    }
+  }
+}
+
 // Elementwise ops between blocked Convs run on the blocked storage (plan_nchwc_elementwise):
 // a squeeze-and-excitation block (GlobalAveragePool -> 1x1 Convs -> HardSigmoid -> a
 // channel-wise Mul), an Add of a same-shape graph input, a Sub of a scalar, a Mul by a

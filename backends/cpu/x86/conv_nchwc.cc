@@ -327,6 +327,47 @@ class NchwcResizeKernel final : public Kernel {
   }
 };
 
+// Concat along channels in NCHW16c (every input and Y blocked): every input but the last
+// has a multiple of 16 channels, so each image of Y is the inputs' blocks one after another
+// (the last input's padding lanes, 0, are Y's). Images and inputs split over the threads.
+class NchwcConcatKernel final : public Kernel {
+ public:
+  std::vector<int64_t> floats;  // per input: one image's blocked floats
+  int64_t n = 1, y_image = 0;
+  int threads = 1;
+
+  Status run(const KernelContext& ctx) const override {
+    float* y = ctx.output(0).data_as<float>();
+    const int64_t inputs = static_cast<int64_t>(floats.size()), units = n * inputs;
+    ThreadPool* pool = threads > 1 && units > 1 && y_image * n >= 16384 ? ctx.thread_pool : nullptr;
+    parallel_for(pool, units, [&](int64_t lo, int64_t hi) {
+      for (int64_t u = lo; u < hi; ++u) {
+        const int64_t i = u / inputs, k = u % inputs;
+        int64_t off = 0;
+        for (int64_t j = 0; j < k; ++j) off += floats[static_cast<size_t>(j)];
+        const float* x = ctx.input(static_cast<size_t>(k)).data_as<float>() + i * floats[static_cast<size_t>(k)];
+        std::memcpy(y + i * y_image + off, x, static_cast<size_t>(floats[static_cast<size_t>(k)]) * sizeof(float));
+      }
+    });
+    return Status::ok();
+  }
+};
+
+// Concat's inputs when it can run in NCHW16c: 4-D float32 along axis 1, every input
+// present and blocked, every input but the last a multiple of 16 channels.
+bool nchwc_concat_ok(const CompileContext& ctx) {
+  const size_t k = ctx.node.inputs.size();
+  if (k == 0 || k > 32 || ctx.nchwc_inputs != (k == 32 ? 0xFFFFFFFFu : (1u << k) - 1u)) return false;
+  int64_t axis = ctx.node.attr_i("axis", 1);
+  if (axis < 0) axis += 4;
+  if (axis != 1) return false;
+  for (size_t i = 0; i < k; ++i) {
+    if (!ctx.has_input(i) || ctx.input(i).dtype != DType::kFloat32 || ctx.input(i).shape.size() != 4) return false;
+    if (i + 1 < k && ctx.input(i).shape[1] % kNchwcBlock != 0) return false;
+  }
+  return true;
+}
+
 // MaxPool's 2-D geometry for blocked X (one output, float32, 4-D), or false.
 bool max_pool_geometry(const CompileContext& ctx, cpu::Conv2dGeometry* g) {
   if (!ctx.has_input(0) || ctx.input(0).dtype != DType::kFloat32 || ctx.input(0).shape.size() != 4) return false;
@@ -385,6 +426,7 @@ int nchwc_mode(const CompileContext& ctx) {
     std::vector<int32_t> ih, iw;
     return resize_nearest_indices(ctx, &ih, &iw) ? 1 : 0;
   }
+  if (op == "Concat") return nchwc_concat_ok(ctx) ? 1 : 0;
   if (op == "GlobalAveragePool")
     return ctx.input(0).dtype == DType::kFloat32 && ctx.input(0).shape.size() == 4 && ctx.input(0).shape[2] * ctx.input(0).shape[3] >= 1 ? 2 : 0;
   return 0;
@@ -396,6 +438,17 @@ Result<std::unique_ptr<Kernel>> make_nchwc_kernel(const CompileContext& ctx) {
     return internal_error(ctx.node.describe() + ": the NCHW16c path was asked for a node it does not take so");
   if (ctx.node.op_type == "Conv") return make_Conv_nchwc(ctx);
   const Shape& xs = ctx.input(0).shape;
+  if (ctx.node.op_type == "Concat") {
+    auto k = std::make_unique<NchwcConcatKernel>();
+    for (size_t i = 0; i < ctx.node.inputs.size(); ++i) {
+      const Shape& s = ctx.input(i).shape;
+      k->floats.push_back(blocks_of(s[1]) * kNchwcBlock * s[2] * s[3]);
+      k->y_image += k->floats.back();
+    }
+    k->n = xs[0];
+    k->threads = std::max(1, ctx.threads);
+    return std::unique_ptr<Kernel>(std::move(k));
+  }
   if (ctx.node.op_type == "Resize") {
     auto k = std::make_unique<NchwcResizeKernel>();
     resize_nearest_indices(ctx, &k->ih, &k->iw);
