@@ -329,7 +329,7 @@ class NchwcResizeKernel final : public Kernel {
 
 // Concat along channels in NCHW16c (every input and Y blocked): every input but the last
 // has a multiple of 16 channels, so each image of Y is the inputs' blocks one after another
-// (the last input's padding lanes, 0, are Y's). Images and inputs split over the threads.
+// (the last input's padding lanes are Y's). Images and inputs split over the threads.
 class NchwcConcatKernel final : public Kernel {
  public:
   std::vector<int64_t> floats;  // per input: one image's blocked floats
@@ -418,7 +418,8 @@ int nchwc_mode(const CompileContext& ctx) {
     // At least one whole block of output channels.
     return s.c_out >= kNchwcBlock ? 1 : 0;
   }
-  // Pools only on an X already blocked (a conversion would cost more than they save).
+  // Pools, Resize and Concat only on inputs already blocked (a conversion would cost more
+  // than they save).
   if (!(ctx.nchwc_inputs & 1u)) return 0;
   cpu::Conv2dGeometry g;
   if (op == "MaxPool") return max_pool_geometry(ctx, &g) ? 1 : 0;
