@@ -354,6 +354,38 @@ TEST(Nchwc, InPlaceResidualOnlyWhereItDies) {
   }
 }
 
+// Every output of `got` within 1e-5 of the largest magnitude of the same output of `want`
+// (sums of hundreds of terms cancel, so a bound per element would be tighter than the
+// rounding of a different order; a wrong block or offset is off by that magnitude's order).
+void expect_outputs_near(const Planned& got, const Planned& want, const std::string& what) {
+  ASSERT_EQ(got.outputs.size(), want.outputs.size()) << what;
+  for (size_t o = 0; o < want.outputs.size(); ++o) {
+    const Tensor &g = got.outputs[o], &w = want.outputs[o];
+    ASSERT_EQ(g.shape(), w.shape()) << what << " output " << o;
+    float scale = 0.f;
+    for (int64_t i = 0; i < w.numel(); ++i) scale = std::max(scale, std::fabs(w.data_as<float>()[i]));
+    ASSERT_GT(scale, 0.f) << what << " output " << o << ": all zero";
+    for (int64_t i = 0; i < w.numel(); ++i) {
+      const float a = g.data_as<float>()[i], e = w.data_as<float>()[i];
+      ASSERT_TRUE(std::fabs(a - e) <= 1e-5f * scale) << what << " output " << o << " element " << i << ": got " << a << " want " << e;
+    }
+  }
+}
+
+// b planned with NCHW16c at 1 and 2 threads against b planned without it: `to_blocked`
+// conversions to NCHW16c in the plan, and every output near (expect_outputs_near).
+void expect_blocked_matches_plain(const Built& b, int to_blocked, const std::string& what) {
+  const Planned want = plan_and_run(b.g, b.shapes, b.inputs, 1, true, false);
+  for (int threads : {1, 2}) {
+    const Planned got = plan_and_run(b.g, b.shapes, b.inputs, threads, true, true);
+    const std::string at = what + " threads " + std::to_string(threads);
+    int n = 0;
+    for (const std::string& p : got.placements) n += p.find("NCHW -> NCHW16c") != std::string::npos;
+    EXPECT_EQ(n, to_blocked) << at << ": conversions to NCHW16c";
+    expect_outputs_near(got, want, at);
+  }
+}
+
 // Resize between blocked Convs stays blocked when it copies rows and columns (nearest,
 // one tap): scales 2 (asymmetric, floor: PP-OCR's FPN), 1.5 x 0.5 (half_pixel,
 // round_prefer_floor) and sizes 7 x 13 from 5 x 6; linear declines and converts. Each graph
@@ -407,30 +439,10 @@ TEST(Nchwc, NearestResizeOnBlockedValues) {
     g.nodes.push_back(c2);
     g.outputs.push_back(y2);
     g.outputs.push_back(r);
-    const std::string what = cs.mode + " " + cs.coord + " " + cs.nearest;
-    const Planned want = plan_and_run(g, b.shapes, b.inputs, 1, true, false);
-    for (int threads : {1, 2}) {
-      const Planned got = plan_and_run(g, b.shapes, b.inputs, threads, true, true);
-      ASSERT_EQ(got.outputs.size(), 2u) << what;
-      ASSERT_EQ(want.outputs.size(), 2u) << what;
-      // Blocked: x is converted once, for c1; else the Resize's output is converted too.
-      int to_blocked = 0;
-      for (const std::string& p : got.placements) to_blocked += p.find("NCHW -> NCHW16c") != std::string::npos;
-      EXPECT_EQ(to_blocked, cs.blocked ? 1 : 2) << what << ": conversions to NCHW16c";
-      // The Resize copies; its input (a blocked Conv's output) differs from the plain one
-      // by rounding only.
-      for (size_t o = 0; o < 2; ++o) {
-        ASSERT_EQ(got.outputs[o].shape(), want.outputs[o].shape()) << what;
-        float scale = 0.f;  // sums of 360 terms cancel: relative to the largest magnitude
-        for (int64_t i = 0; i < want.outputs[o].numel(); ++i) scale = std::max(scale, std::fabs(want.outputs[o].data_as<float>()[i]));
-        ASSERT_GT(scale, 0.f) << what;
-        for (int64_t i = 0; i < want.outputs[o].numel(); ++i) {
-          const float a = got.outputs[o].data_as<float>()[i], e = want.outputs[o].data_as<float>()[i];
-          ASSERT_TRUE(std::fabs(a - e) <= 1e-5f * scale)
-              << what << " threads " << threads << " output " << o << " element " << i << ": got " << a << " want " << e;
-        }
-      }
-    }
+    // Blocked: x is converted once, for c1; else the Resize's output is converted too. The
+    // Resize copies; its input (a blocked Conv's output) differs from the plain one by
+    // rounding only.
+    expect_blocked_matches_plain(b, cs.blocked ? 1 : 2, cs.mode + " " + cs.coord + " " + cs.nearest);
   }
 }
 
@@ -472,27 +484,8 @@ TEST(Nchwc, ConcatOnBlockedValues) {
     g.outputs.push_back(cat);
     std::string what = "channels";
     for (int64_t c : cs.channels) what += " " + std::to_string(c);
-    const Planned want = plan_and_run(g, b.shapes, b.inputs, 1, true, false);
-    for (int threads : {1, 2}) {
-      const Planned got = plan_and_run(g, b.shapes, b.inputs, threads, true, true);
-      ASSERT_EQ(got.outputs.size(), 2u) << what;
-      ASSERT_EQ(want.outputs.size(), 2u) << what;
-      // Blocked: x is converted once; else the Concat's output is converted back too.
-      int to_blocked = 0;
-      for (const std::string& p : got.placements) to_blocked += p.find("NCHW -> NCHW16c") != std::string::npos;
-      EXPECT_EQ(to_blocked, cs.blocked ? 1 : 2) << what << ": conversions to NCHW16c";
-      for (size_t o = 0; o < 2; ++o) {
-        ASSERT_EQ(got.outputs[o].shape(), want.outputs[o].shape()) << what;
-        float scale = 0.f;
-        for (int64_t i = 0; i < want.outputs[o].numel(); ++i) scale = std::max(scale, std::fabs(want.outputs[o].data_as<float>()[i]));
-        ASSERT_GT(scale, 0.f) << what;
-        for (int64_t i = 0; i < want.outputs[o].numel(); ++i) {
-          const float a = got.outputs[o].data_as<float>()[i], e = want.outputs[o].data_as<float>()[i];
-          ASSERT_TRUE(std::fabs(a - e) <= 1e-5f * scale)
-              << what << " threads " << threads << " output " << o << " element " << i << ": got " << a << " want " << e;
-        }
-      }
-    }
+    // Blocked: x is converted once; else the Concat's output is converted too.
+    expect_blocked_matches_plain(b, cs.blocked ? 1 : 2, what);
   }
 }
 
