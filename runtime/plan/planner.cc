@@ -533,7 +533,8 @@ class Planner {
     // NCHW16c: a node that the CPU backend runs (the first backend to take it) and takes
     // blocked (cpu_nchwc_mode). A Conv's X stays blocked, or is converted when it has 16
     // channels or more (fewer: the stem's image, read in place); a pool's or Resize's X, and
-    // every input of a Concat, must be blocked already. Mode 1 makes the output blocked; mode 2 (GlobalAveragePool) plain.
+    // every input of a Concat, must be blocked already. Mode 1 makes the output blocked;
+    // mode 2 (GlobalAveragePool) plain.
     bool nchwc = false;
     if (nchwc_candidate) {
       // A Concat reads every input blocked; the others only X.
@@ -549,8 +550,11 @@ class Planner {
       const int mode = cpu_runs(cctx) ? cpu_nchwc_mode(cctx) : 0;
       nchwc = mode == 1;
       for (size_t i = 0; i < in_ids.size(); ++i) {
-        const bool blocked = mode != 0 && (i == 0 || all_inputs) &&
-                             (plan_.values[in_ids[i]].nchwc || (n.op_type == "Conv" && plan_.values[in_ids[0]].shape[1] >= 16));
+        bool blocked = mode != 0 && (i == 0 || all_inputs) && in_ids[i] >= 0;
+        if (blocked) {
+          const PlanValue& v = plan_.values[in_ids[i]];
+          blocked = v.nchwc || (n.op_type == "Conv" && v.shape[1] >= 16);
+        }
         TSR_ASSIGN_OR_RETURN(in_ids[i], to_layout(in_ids[i], blocked));
       }
       cctx.nchwc_output = nchwc;
@@ -1411,7 +1415,8 @@ Status Planner::finish() {
   for (size_t i = 0; i < nv; ++i) share[i] = static_cast<int>(i);
   for (int s = 0; s < nsteps; ++s) {
     const Step& st = plan_.steps[s];
-    if (st.inplace_input < 0 || static_cast<size_t>(st.inplace_input) >= st.inputs.size() || st.outputs.empty()) continue;
+    if (st.inplace_input < 0 || static_cast<size_t>(st.inplace_input) >= st.inputs.size() || st.outputs.empty())
+      continue;
     const int r = st.inputs[static_cast<size_t>(st.inplace_input)], o = st.outputs[0];
     if (r < 0 || o < 0 || last[r] != s || first[o] != s) continue;
     const PlanValue& rv = plan_.values[static_cast<size_t>(r)];

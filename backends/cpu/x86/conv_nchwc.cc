@@ -319,8 +319,10 @@ class NchwcResizeKernel final : public Kernel {
         const int64_t plane = r / oh, oy = r % oh;
         const float* src = x + (plane * h + ih[static_cast<size_t>(oy)]) * w * kNchwcBlock;
         float* dst = y + r * ow * kNchwcBlock;
-        for (int64_t ox = 0; ox < ow; ++ox)
-          std::memcpy(dst + ox * kNchwcBlock, src + iw[static_cast<size_t>(ox)] * kNchwcBlock, kNchwcBlock * sizeof(float));
+        for (int64_t ox = 0; ox < ow; ++ox) {
+          const float* from = src + iw[static_cast<size_t>(ox)] * kNchwcBlock;
+          std::memcpy(dst + ox * kNchwcBlock, from, kNchwcBlock * sizeof(float));
+        }
       }
     });
     return Status::ok();
@@ -332,7 +334,7 @@ class NchwcResizeKernel final : public Kernel {
 // (the last input's padding lanes are Y's). Images and inputs split over the threads.
 class NchwcConcatKernel final : public Kernel {
  public:
-  std::vector<int64_t> floats;  // per input: one image's blocked floats
+  std::vector<int64_t> floats, offset;  // per input: one image's blocked floats, and where they start in Y's
   int64_t n = 1, y_image = 0;
   int threads = 1;
 
@@ -342,11 +344,10 @@ class NchwcConcatKernel final : public Kernel {
     ThreadPool* pool = threads > 1 && units > 1 && y_image * n >= 16384 ? ctx.thread_pool : nullptr;
     parallel_for(pool, units, [&](int64_t lo, int64_t hi) {
       for (int64_t u = lo; u < hi; ++u) {
-        const int64_t i = u / inputs, k = u % inputs;
-        int64_t off = 0;
-        for (int64_t j = 0; j < k; ++j) off += floats[static_cast<size_t>(j)];
-        const float* x = ctx.input(static_cast<size_t>(k)).data_as<float>() + i * floats[static_cast<size_t>(k)];
-        std::memcpy(y + i * y_image + off, x, static_cast<size_t>(floats[static_cast<size_t>(k)]) * sizeof(float));
+        const int64_t i = u / inputs;
+        const size_t k = static_cast<size_t>(u % inputs);
+        const float* x = ctx.input(k).data_as<float>() + i * floats[k];
+        std::memcpy(y + i * y_image + offset[k], x, static_cast<size_t>(floats[k]) * sizeof(float));
       }
     });
     return Status::ok();
@@ -428,8 +429,10 @@ int nchwc_mode(const CompileContext& ctx) {
     return resize_nearest_indices(ctx, &ih, &iw) ? 1 : 0;
   }
   if (op == "Concat") return nchwc_concat_ok(ctx) ? 1 : 0;
-  if (op == "GlobalAveragePool")
-    return ctx.input(0).dtype == DType::kFloat32 && ctx.input(0).shape.size() == 4 && ctx.input(0).shape[2] * ctx.input(0).shape[3] >= 1 ? 2 : 0;
+  if (op == "GlobalAveragePool") {
+    const ValueInfo& x = ctx.input(0);
+    return x.dtype == DType::kFloat32 && x.shape.size() == 4 && x.shape[2] * x.shape[3] >= 1 ? 2 : 0;
+  }
   return 0;
 }
 
@@ -443,6 +446,7 @@ Result<std::unique_ptr<Kernel>> make_nchwc_kernel(const CompileContext& ctx) {
     auto k = std::make_unique<NchwcConcatKernel>();
     for (size_t i = 0; i < ctx.node.inputs.size(); ++i) {
       const Shape& s = ctx.input(i).shape;
+      k->offset.push_back(k->y_image);
       k->floats.push_back(blocks_of(s[1]) * kNchwcBlock * s[2] * s[3]);
       k->y_image += k->floats.back();
     }

@@ -103,7 +103,8 @@ int64_t nchwc_conv_tasks(const NchwcConvPlan& p);
 /// Runs task `t` (< nchwc_conv_tasks(p)) of one image: x, z and y point at the image (x
 /// in its layout, z and y NCHW16c; z may be null, or y itself: each element of z is read
 /// before that element of y is written), tile holds p.tile_floats() floats (64-byte
-/// aligned). Writes the task's rows and channel blocks of Y, the channels past c_out as 0. Only call on a CPU with AVX-512F.
+/// aligned). Writes the task's rows and channel blocks of Y, the channels past c_out as 0.
+/// Only call on a CPU with AVX-512F.
 void nchwc_conv_task_avx512(const NchwcConvPlan& p, const float* x, const float* z, float* y, int64_t t, float* tile);
 
 /// MaxPool (ONNX MaxPool-12, no Indices) of one image's channel blocks [cb0, cb1) in

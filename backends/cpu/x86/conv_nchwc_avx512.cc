@@ -464,25 +464,12 @@ void nchwc_max_pool_avx512(const Conv2dGeometry& g, const float* x, int64_t cb0,
       };
       for (int64_t ox = 0; ox < ox_lo; ++ox) border(ox);
       const float* r0 = ky0 < ky1 ? xb + (iy0 + ky0 * g.dh) * row - g.pw * 16 : xb;  // (no rows: not read)
-      if (g.kw == 3) {
-        for (int64_t ox = ox_lo; ox < ox_hi; ++ox) {
-          const float* p = r0 + ox * g.sw * 16;
-          __m512 best = lowest;
-          for (int64_t ky = ky0; ky < ky1; ++ky, p += g.dh * row) {
-            best = _mm512_max_ps(_mm512_loadu_ps(p), best);
-            best = _mm512_max_ps(_mm512_loadu_ps(p + tap), best);
-            best = _mm512_max_ps(_mm512_loadu_ps(p + 2 * tap), best);
-          }
-          _mm512_storeu_ps(yr + ox * 16, best);
-        }
-      } else {
-        for (int64_t ox = ox_lo; ox < ox_hi; ++ox) {
-          const float* p = r0 + ox * g.sw * 16;
-          __m512 best = lowest;
-          for (int64_t ky = ky0; ky < ky1; ++ky, p += g.dh * row)
-            for (int64_t kx = 0; kx < g.kw; ++kx) best = _mm512_max_ps(_mm512_loadu_ps(p + kx * tap), best);
-          _mm512_storeu_ps(yr + ox * 16, best);
-        }
+      for (int64_t ox = ox_lo; ox < ox_hi; ++ox) {
+        const float* p = r0 + ox * g.sw * 16;
+        __m512 best = lowest;
+        for (int64_t ky = ky0; ky < ky1; ++ky, p += g.dh * row)
+          for (int64_t kx = 0; kx < g.kw; ++kx) best = _mm512_max_ps(_mm512_loadu_ps(p + kx * tap), best);
+        _mm512_storeu_ps(yr + ox * 16, best);
       }
       for (int64_t ox = std::max(ox_lo, ox_hi); ox < g.ow; ++ox) border(ox);
     }
@@ -501,7 +488,8 @@ void nchwc_global_average_pool_avx512(const float* x, int64_t c, int64_t hw, int
     }
     if (p < hw) s0 = _mm512_add_ps(s0, _mm512_loadu_ps(xb + p * 16));
     const int nc = static_cast<int>(std::min<int64_t>(16, c - cb * 16));
-    _mm512_mask_storeu_ps(y + cb * 16, static_cast<__mmask16>((1u << nc) - 1u), _mm512_mul_ps(_mm512_add_ps(s0, s1), inv));
+    const __mmask16 lanes = static_cast<__mmask16>((1u << nc) - 1u);
+    _mm512_mask_storeu_ps(y + cb * 16, lanes, _mm512_mul_ps(_mm512_add_ps(s0, s1), inv));
   }
 }
 

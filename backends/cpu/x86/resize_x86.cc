@@ -59,57 +59,53 @@ class Resize2dKernel final : public Kernel {
   }
 };
 
-}  // namespace
-
-bool resize_nearest_indices(const CompileContext& ctx, std::vector<int32_t>* ih, std::vector<int32_t>* iw) {
+// The taps along H and W of ctx's Resize when this file's kernels take it (4-D float32,
+// sizes below 2^30, N and C kept, no extrapolation); false otherwise (the reference then
+// runs it and reports bad attributes).
+bool hw_taps(const CompileContext& ctx, ResizeParams* rp, ref::ResizeAxisTaps* th, ref::ResizeAxisTaps* tw) {
   if (!ctx.has_input(0) || ctx.input(0).dtype != DType::kFloat32 || ctx.input(0).shape.size() != 4) return false;
   auto in = [&](size_t i) { return ctx.has_input(i) ? &ctx.input(i) : nullptr; };
   Result<ResizeParams> pr = ctx.node.opset < 11 ? resize_params(ctx.node, ctx.input(0).shape, nullptr, in(1), nullptr)
                                                 : resize_params(ctx.node, ctx.input(0).shape, in(1), in(2), in(3));
   if (!pr.is_ok()) return false;
-  const ResizeParams& rp = pr.value();
+  *rp = pr.value();
   for (int d = 0; d < 4; ++d)
-    if (rp.in[d] <= 0 || rp.out[d] <= 0 || rp.in[d] > std::numeric_limits<int32_t>::max() / 2 ||
-        rp.out[d] > std::numeric_limits<int32_t>::max() / 2)
+    if (rp->in[d] <= 0 || rp->out[d] <= 0 || rp->in[d] > std::numeric_limits<int32_t>::max() / 2 ||
+        rp->out[d] > std::numeric_limits<int32_t>::max() / 2)
       return false;
-  if (rp.in[0] != rp.out[0] || rp.in[1] != rp.out[1]) return false;
-  if (!identity_taps(ref::resize_axis_taps(rp, 0), rp.out[0]) || !identity_taps(ref::resize_axis_taps(rp, 1), rp.out[1]))
+  if (rp->in[0] != rp->out[0] || rp->in[1] != rp->out[1]) return false;
+  if (!identity_taps(ref::resize_axis_taps(*rp, 0), rp->out[0]) || !identity_taps(ref::resize_axis_taps(*rp, 1), rp->out[1]))
     return false;
-  for (int d = 2; d < 4; ++d) {
-    const ref::ResizeAxisTaps t = ref::resize_axis_taps(rp, static_cast<size_t>(d));
-    if (t.taps != 1) return false;
-    std::vector<int32_t>& idx = d == 2 ? *ih : *iw;
-    idx.resize(static_cast<size_t>(rp.out[d]));
-    for (int64_t o = 0; o < rp.out[d]; ++o) {
-      if (t.outside[static_cast<size_t>(o)] || t.w[static_cast<size_t>(o)] != 1.f) return false;
-      idx[static_cast<size_t>(o)] = static_cast<int32_t>(t.idx[static_cast<size_t>(o)]);
-    }
+  *th = ref::resize_axis_taps(*rp, 2);
+  *tw = ref::resize_axis_taps(*rp, 3);
+  for (uint8_t o : th->outside)
+    if (o) return false;
+  for (uint8_t o : tw->outside)
+    if (o) return false;
+  return true;
+}
+
+}  // namespace
+
+bool resize_nearest_indices(const CompileContext& ctx, std::vector<int32_t>* ih, std::vector<int32_t>* iw) {
+  ResizeParams rp;
+  ref::ResizeAxisTaps t[2];
+  if (!hw_taps(ctx, &rp, &t[0], &t[1])) return false;
+  for (int d = 0; d < 2; ++d) {
+    if (t[d].taps != 1) return false;
+    for (float w : t[d].w)
+      if (w != 1.f) return false;
+    std::vector<int32_t>& idx = d == 0 ? *ih : *iw;
+    idx.assign(t[d].idx.begin(), t[d].idx.end());
   }
   return true;
 }
 
 Result<std::unique_ptr<Kernel>> make_Resize(const CompileContext& ctx) {
   const Isa isa = best_isa();
-  if (isa == Isa::kScalar || !ctx.has_input(0) || ctx.input(0).dtype != DType::kFloat32 ||
-      ctx.input(0).shape.size() != 4)
-    return std::unique_ptr<Kernel>();
-  auto in = [&](size_t i) { return ctx.has_input(i) ? &ctx.input(i) : nullptr; };
-  Result<ResizeParams> pr = ctx.node.opset < 11 ? resize_params(ctx.node, ctx.input(0).shape, nullptr, in(1), nullptr)
-                                                : resize_params(ctx.node, ctx.input(0).shape, in(1), in(2), in(3));
-  if (!pr.is_ok()) return std::unique_ptr<Kernel>();  // the reference reports it
-  const ResizeParams& rp = pr.value();
-  for (int d = 0; d < 4; ++d)
-    if (rp.in[d] <= 0 || rp.out[d] <= 0 || rp.in[d] > std::numeric_limits<int32_t>::max() / 2 ||
-        rp.out[d] > std::numeric_limits<int32_t>::max() / 2)
-      return std::unique_ptr<Kernel>();
-  if (rp.in[0] != rp.out[0] || rp.in[1] != rp.out[1]) return std::unique_ptr<Kernel>();
-  if (!identity_taps(ref::resize_axis_taps(rp, 0), rp.out[0]) || !identity_taps(ref::resize_axis_taps(rp, 1), rp.out[1]))
-    return std::unique_ptr<Kernel>();
-  const ref::ResizeAxisTaps th = ref::resize_axis_taps(rp, 2), tw = ref::resize_axis_taps(rp, 3);
-  for (uint8_t o : th.outside)
-    if (o) return std::unique_ptr<Kernel>();
-  for (uint8_t o : tw.outside)
-    if (o) return std::unique_ptr<Kernel>();
+  ResizeParams rp;
+  ref::ResizeAxisTaps th, tw;
+  if (isa == Isa::kScalar || !hw_taps(ctx, &rp, &th, &tw)) return std::unique_ptr<Kernel>();
   auto k = std::make_unique<Resize2dKernel>();
   Resize2dPlan& p = k->p;
   p.planes = rp.in[0] * rp.in[1];

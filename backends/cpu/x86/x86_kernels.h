@@ -20,12 +20,12 @@ Result<std::unique_ptr<Kernel>> make_Gemm(const CompileContext& ctx);
 Result<std::unique_ptr<Kernel>> make_Conv(const CompileContext& ctx);
 
 /// The blocked layout NCHW16c (conv_nchwc.h; x86-64 with AVX-512F). nchwc_mode: how this
-/// node runs in it, given ctx.nchwc_inputs (bit 0: X is blocked now): 1 = blocked output
+/// node runs in it, given ctx.nchwc_inputs (bit i: input i is blocked now): 1 = blocked output
 /// (Conv: float32, 2-D, constant W and B, group 1 or depthwise at stride <= 2, at least 16
 /// output channels, X either way; MaxPool without Indices, and a Resize that copies rows
 /// and columns (resize_nearest_indices), X blocked; Concat along channels of blocked inputs,
-/// all but the last a multiple of 16 channels), 2 = blocked X and a
-/// plain output (GlobalAveragePool), 0 = not at all. make_nchwc_kernel: its kernel, for a
+/// all but the last a multiple of 16 channels), 2 = blocked X and a plain output
+/// (GlobalAveragePool), 0 = not at all. make_nchwc_kernel: its kernel, for a
 /// context the planner set up so (nchwc_output for mode 1; a fused residual of a Conv
 /// blocked). Errors: internal_error when asked for a mode the node does not have.
 int nchwc_mode(const CompileContext& ctx);
