@@ -53,11 +53,6 @@ namespace tessera::x86 {
 
 namespace {
 
-#if defined(__x86_64__) || defined(_M_X64)
-#define TSR_WINOGRAD_CLONES __attribute__((target_clones("avx512f", "arch=haswell", "default")))
-#else
-#define TSR_WINOGRAD_CLONES
-#endif
 
 typedef int32_t I16 __attribute__((vector_size(64)));
 
@@ -67,13 +62,6 @@ constexpr size_t kBlockBytes = 2u << 20;       // target bytes of V and M of one
 
 inline size_t align64(size_t bytes) { return (bytes + 63) / 64 * 64; }
 inline int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
-
-__attribute__((always_inline)) inline V16 load16(const float* p) {
-  V16 v;
-  __builtin_memcpy(&v, p, sizeof v);
-  return v;
-}
-__attribute__((always_inline)) inline void store16(float* p, V16 v) { __builtin_memcpy(p, &v, sizeof v); }
 
 // Where column t of one row of a packed-B matrix lives (sgemm_pack_b's layout: NR-wide
 // panels of kc x NR floats per KC block of rows): row + (t / nr) * panel + t % nr, with
@@ -128,7 +116,7 @@ __attribute__((always_inline)) inline void at6(V16 m0, V16 m1, V16 m2, V16 m3, V
 
 // True if x[0 .. n) holds no Inf or NaN: x - x is 0 for finite x and NaN otherwise, summed
 // over 16 lanes (a NaN anywhere makes the sum NaN, which is not equal to itself).
-TSR_WINOGRAD_CLONES bool all_finite(const float* x, int64_t n) {
+TSR_X86_CLONES bool all_finite(const float* x, int64_t n) {
   V16 acc = {};
   int64_t i = 0;
   for (; i + 16 <= n; i += 16) {
@@ -149,7 +137,7 @@ TSR_WINOGRAD_CLONES bool all_finite(const float* x, int64_t n) {
 // 2) * qw floats of scratch (the phase-split rows), then 4 * qw floats (one padded row).
 // Writes 16 tiles at a time: the lanes past a tile row's end land on the next row's tiles
 // (written after) or in the padding columns of the last panel.
-TSR_WINOGRAD_CLONES void input_transform(const float* x, int64_t ih, int64_t iw, int64_t pad_t, int64_t pad_l,
+TSR_X86_CLONES void input_transform(const float* x, int64_t ih, int64_t iw, int64_t pad_t, int64_t pad_l,
                                          int64_t ty0, int64_t ty1, int64_t tw, int64_t qw, float* q,
                                          const PackedRow& v, int64_t v_xi) {
   const int64_t rows = 4 * (ty1 - ty0) + 2, phase = rows * qw;
@@ -197,7 +185,7 @@ TSR_WINOGRAD_CLONES void input_transform(const float* x, int64_t ih, int64_t iw,
 // Output transform of one output channel for the tile rows [ty0, ty1): from
 // M[xi][t] (row stride m_xi) to Y rows 4 * ty .. 4 * ty + 3 (oh x ow plane, clipped), then
 // + bias, + z (the fused residual, same plane layout; may be null), the activation.
-TSR_WINOGRAD_CLONES void output_transform(const float* m, int64_t m_xi, int64_t ty0, int64_t ty1, int64_t tw,
+TSR_X86_CLONES void output_transform(const float* m, int64_t m_xi, int64_t ty0, int64_t ty1, int64_t tw,
                                           int64_t oh, int64_t ow, float bias, const float* z, float* y,
                                           const FusedActivation& act) {
   // Lane 4k + j of the four output vectors is column j of tile k.

@@ -86,17 +86,15 @@ constexpr int64_t kDwSlack = kDwBlock * kDwMaxSlackStride;
 
 // One block of 32 outputs of a depthwise row for a KH x KW kernel known at compile time
 // (3x3 and 5x5, the common ones): the taps unrolled, the weights in registers.
-template <int KH, int KW>
-__attribute__((always_inline)) inline void dw_block_fixed(const float* row0, int64_t row_step, const V16* w, int64_t dw,
-                                                          bool split, int64_t half, V16& a0, V16& a1) {
+template <int KH, int KW, class V>
+__attribute__((always_inline)) inline void dw_block_fixed(const float* row0, int64_t row_step, const V* w, int64_t dw,
+                                                          bool split, int64_t half, V& a0, V& a1) {
   for (int kh = 0; kh < KH; ++kh) {
     const float* row = row0 + kh * row_step;
     for (int kw = 0; kw < KW; ++kw) {
       const int64_t off = kw * dw;
       const float* src = split ? row + (off & 1) * half + off / 2 : row + off;
-      V16 x0, x1;
-      __builtin_memcpy(&x0, src, sizeof x0);
-      __builtin_memcpy(&x1, src + 16, sizeof x1);
+      const V x0 = load<V>(src), x1 = load<V>(src + 16);
       a0 += w[kh * KW + kw] * x0;
       a1 += w[kh * KW + kw] * x1;
     }
@@ -106,17 +104,15 @@ __attribute__((always_inline)) inline void dw_block_fixed(const float* row0, int
 // One block of 32 flat outputs of a stride-2 depthwise plane stored as four parity
 // quarters (see the stride-2 flat path): tap (kh, kw) of flat output f reads quarter
 // ((kh*dh) & 1, (kw*dw) & 1) at f + ((kh*dh) >> 1) * hc + ((kw*dw) >> 1).
-template <int K>
-__attribute__((always_inline)) inline void dw_block_quarters(const float* q0, int64_t qs, int64_t hc, const V16* w,
-                                                             int64_t dh, int64_t dw, V16& a0, V16& a1) {
+template <int K, class V>
+__attribute__((always_inline)) inline void dw_block_quarters(const float* q0, int64_t qs, int64_t hc, const V* w,
+                                                             int64_t dh, int64_t dw, V& a0, V& a1) {
   for (int kh = 0; kh < K; ++kh) {
     const int64_t ro = kh * dh;
     for (int kw = 0; kw < K; ++kw) {
       const int64_t co = kw * dw;
       const float* src = q0 + ((ro & 1) * 2 + (co & 1)) * qs + (ro >> 1) * hc + (co >> 1);
-      V16 x0, x1;
-      __builtin_memcpy(&x0, src, sizeof x0);
-      __builtin_memcpy(&x1, src + 16, sizeof x1);
+      const V x0 = load<V>(src), x1 = load<V>(src + 16);
       a0 += w[kh * K + kw] * x0;
       a1 += w[kh * K + kw] * x1;
     }
@@ -127,18 +123,16 @@ __attribute__((always_inline)) inline void dw_block_quarters(const float* q0, in
 // one, inline. The planes of late depthwise layers are 7 to 14 floats wide, where a call to
 // memcpy or memset per row cost more than the taps (with the loop-pattern pass off in the
 // caller, GCC does not turn the tail loops back into such calls).
+template <class V = V16>
 __attribute__((always_inline)) inline void copy_row(float* dst, const float* src, int64_t n) {
   int64_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    V16 v = {};
-    if (src) __builtin_memcpy(&v, src + i, sizeof v);
-    __builtin_memcpy(dst + i, &v, sizeof v);
-  }
+  for (; i + 16 <= n; i += 16) store16(dst + i, src ? load<V>(src + i) : V{});
   for (; i < n; ++i) dst[i] = src ? src[i] : 0.f;
 }
 
 // The output plane (oh x ow) of a depthwise flat run: row oy is flat[oy * stride ..], then
 // + zp (the fused residual, same layout as yp; may be null) and the activation.
+template <class V>
 __attribute__((always_inline)) inline void flat_rows_out(const float* flat, int64_t stride, const float* zp, float* yp,
                                                          int64_t oh, int64_t ow, const FusedActivation& act) {
   for (int64_t oy = 0; oy < oh; ++oy) {
@@ -147,44 +141,39 @@ __attribute__((always_inline)) inline void flat_rows_out(const float* flat, int6
     if (zp) {
       for (int64_t ox = 0; ox < ow; ++ox) yr[ox] = fr[ox] + zp[oy * ow + ox];
     } else {
-      copy_row(yr, fr, ow);
+      copy_row<V>(yr, fr, ow);
     }
-    if (act.kind != FusedActivation::Kind::kNone || act.has_affine()) activate_row(act, yr, ow);
   }
+  // Over the whole plane at once: per row, rows of 7 or 14 went through the scalar tail.
+  if (act.kind != FusedActivation::Kind::kNone || act.has_affine()) activate_row<V>(act, yp, oh * ow);
 }
 
-#if defined(__x86_64__) || defined(_M_X64)
-#define TSR_DEPTHWISE_CLONES __attribute__((target_clones("avx512f", "arch=haswell", "default")))
-#else
-#define TSR_DEPTHWISE_CLONES
-#endif
 
 // dst[i] = src[2 * i] for i < 16 * blocks (reads src[0 .. 32 * blocks)): im2col's stride-2
 // rows, 16 outputs per pair of vectors (the even lanes of 32 inputs). Built per ISA like the
 // depthwise kernel (the baseline build lowers the shuffle through the stack).
-TSR_DEPTHWISE_CLONES void gather_even(float* dst, const float* src, int64_t blocks) {
-  typedef int32_t I16 __attribute__((vector_size(64)));
-  const I16 even = {0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30};
-  for (int64_t b = 0; b < blocks; ++b, src += 32, dst += 16) {
-    V16 v0, v1;
-    __builtin_memcpy(&v0, src, sizeof v0);
-    __builtin_memcpy(&v1, src + 16, sizeof v1);
-    const V16 e = __builtin_shuffle(v0, v1, even);
-    __builtin_memcpy(dst, &e, sizeof e);
-  }
+template <class V>
+__attribute__((always_inline)) inline void gather_even_body(float* dst, const float* src, int64_t blocks) {
+  for (int64_t b = 0; b < blocks; ++b, src += 32, dst += 16) store16(dst, pick_lanes<0>(load<V>(src), load<V>(src + 16)));
 }
+TSR_V16_VARIANTS(, void, gather_even, (float* dst, const float* src, int64_t blocks), (dst, src, blocks))
 
 // The fused activation (and affine map) over n contiguous floats, vectorized per ISA like
 // the depthwise kernel (FusedActivation::apply is the portable loop).
-TSR_DEPTHWISE_CLONES void activate_plane(const FusedActivation& act, float* y, int64_t n) { activate_row(act, y, n); }
+template <class V>
+__attribute__((always_inline)) inline void activate_plane_body(const FusedActivation& act, float* y, int64_t n) {
+  activate_row<V>(act, y, n);
+}
+TSR_V16_VARIANTS(, void, activate_plane, (const FusedActivation& act, float* y, int64_t n), (act, y, n))
 
 // See ConvKernel::depthwise_plane. Compiled three times (AVX-512F, AVX2+FMA, baseline) and
-// dispatched by the loader (GCC function multi-versioning). On aarch64 (this file is built
+// picked per call (TSR_V16_VARIANTS). On aarch64 (this file is built
 // there too) once, for the baseline, where AdvSIMD is always present.
 // Stride 1 and 2 along W run on contiguous loads: for stride 2 each padded row is stored
 // split by column parity (even columns, then odd ones), so the taps of 32 outputs that
 // read columns 2*ox + off are 32 consecutive floats of one half.
-TSR_DEPTHWISE_CLONES __attribute__((optimize("no-tree-loop-distribute-patterns"))) void depthwise_plane_impl(
+template <class V>
+__attribute__((always_inline)) inline void depthwise_plane_impl_body(
     const float* xp, const float* wp, float bias, const float* zp, float* yp, float* padded, int64_t ih, int64_t iw,
     int64_t oh, int64_t ow, int64_t kh_n, int64_t kw_n, int64_t sh, int64_t sw, int64_t dh, int64_t dw, int64_t ph,
     int64_t pw, int64_t pad_rows, int64_t pad_cols, const FusedActivation& act, float* flat) {
@@ -198,40 +187,34 @@ TSR_DEPTHWISE_CLONES __attribute__((optimize("no-tree-loop-distribute-patterns")
     const int64_t hc = (pad_cols + 1) / 2, hr = (pad_rows + 1) / 2, qs = hr * hc + 32;
     float* rowbuf = flat + round_up(oh * hc, kDwBlock);  // one padded row, round_up(pad_cols, 32) floats
     const int64_t c0 = std::min(pad_cols, std::max<int64_t>(0, pw)), c1 = std::max(c0, std::min(pad_cols, pw + iw));
-    typedef int32_t I16 __attribute__((vector_size(64)));
-    const I16 even = {0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30};
-    const I16 odd = even + 1;
     for (int64_t r = 0; r < pad_rows; ++r) {
       const int64_t xr = r - ph;
-      copy_row(rowbuf, nullptr, round_up(pad_cols, kDwBlock));
-      if (xr >= 0 && xr < ih) copy_row(rowbuf + c0, xp + xr * iw + (c0 - pw), c1 - c0);
+      copy_row<V>(rowbuf, nullptr, round_up(pad_cols, kDwBlock));
+      if (xr >= 0 && xr < ih) copy_row<V>(rowbuf + c0, xp + xr * iw + (c0 - pw), c1 - c0);
       float* de = padded + (r & 1) * 2 * qs + (r >> 1) * hc;  // quarter (r & 1, 0), row r / 2
       float* dodd = de + qs;                                   // quarter (r & 1, 1)
       for (int64_t c = 0; c < pad_cols; c += kDwBlock) {
-        V16 a, b;
-        __builtin_memcpy(&a, rowbuf + c, sizeof a);
-        __builtin_memcpy(&b, rowbuf + c + 16, sizeof b);
-        const V16 e = __builtin_shuffle(a, b, even), o = __builtin_shuffle(a, b, odd);
-        __builtin_memcpy(de + c / 2, &e, sizeof e);
-        __builtin_memcpy(dodd + c / 2, &o, sizeof o);
+        const V a = load<V>(rowbuf + c), b = load<V>(rowbuf + c + 16);
+        store16(de + c / 2, pick_lanes<0>(a, b));
+        store16(dodd + c / 2, pick_lanes<1>(a, b));
       }
     }
-    V16 wq[25];
+    V wq[25];
     for (int64_t t = 0; t < kh_n * kw_n; ++t) {
-      wq[t] = V16{};
+      wq[t] = V{};
       wq[t] += wp[t];
     }
     const int64_t total = oh * hc;
     for (int64_t f = 0; f < total; f += kDwBlock) {
-      V16 a0 = {}, a1 = {};
+      V a0 = {}, a1 = {};
       a0 += bias;
       a1 += bias;
       if (fixed_k == 3) dw_block_quarters<3>(padded + f, qs, hc, wq, dh, dw, a0, a1);
       else dw_block_quarters<5>(padded + f, qs, hc, wq, dh, dw, a0, a1);
-      __builtin_memcpy(flat + f, &a0, sizeof a0);
-      __builtin_memcpy(flat + f + 16, &a1, sizeof a1);
+      store16(flat + f, a0);
+      store16(flat + f + 16, a1);
     }
-    flat_rows_out(flat, hc, zp, yp, oh, ow, act);
+    flat_rows_out<V>(flat, hc, zp, yp, oh, ow, act);
     return;
   }
   const bool split = sw == 2;
@@ -241,7 +224,7 @@ TSR_DEPTHWISE_CLONES __attribute__((optimize("no-tree-loop-distribute-patterns")
     float* dst = padded + r * pad_cols;
     const int64_t xr = r - ph;
     if (xr < 0 || xr >= ih) {
-      copy_row(dst, nullptr, pad_cols);
+      copy_row<V>(dst, nullptr, pad_cols);
       continue;
     }
     const float* src = xp + xr * iw;
@@ -255,7 +238,7 @@ TSR_DEPTHWISE_CLONES __attribute__((optimize("no-tree-loop-distribute-patterns")
     const int64_t c0 = std::min(pad_cols, std::max<int64_t>(0, pw));          // first column inside X
     const int64_t c1 = std::max(c0, std::min(pad_cols, pw + iw));              // one past the last
     for (int64_t c = 0; c < c0; ++c) dst[c] = 0.f;  // borders are a few floats
-    copy_row(dst + c0, src + (c0 - pw), c1 - c0);
+    copy_row<V>(dst + c0, src + (c0 - pw), c1 - c0);
     for (int64_t c = c1; c < pad_cols; ++c) dst[c] = 0.f;
   }
   // Each output row in blocks of kDwBlock = 32 columns accumulated in two V16 registers over
@@ -265,9 +248,9 @@ TSR_DEPTHWISE_CLONES __attribute__((optimize("no-tree-loop-distribute-patterns")
   const bool contiguous = sw == 1 || split;
   // 3x3 and 5x5 kernels: taps unrolled with the weights broadcast once per plane.
   const int fixed = kh_n == kw_n && (kh_n == 3 || kh_n == 5) ? static_cast<int>(kh_n) : 0;
-  V16 wv[25];
+  V wv[25];
   for (int64_t t = 0; t < (fixed ? kh_n * kw_n : 0); ++t) {
-    wv[t] = V16{};
+    wv[t] = V{};
     wv[t] += wp[t];
   }
   if (flat && fixed && sh == 1 && sw == 1) {
@@ -278,15 +261,15 @@ TSR_DEPTHWISE_CLONES __attribute__((optimize("no-tree-loop-distribute-patterns")
     // per row (7 of 32 useful on a 7-wide plane). Then each row is copied out of `flat`.
     const int64_t total = oh * pad_cols;
     for (int64_t f = 0; f < total; f += kDwBlock) {
-      V16 a0 = {}, a1 = {};
+      V a0 = {}, a1 = {};
       a0 += bias;
       a1 += bias;
       if (fixed == 3) dw_block_fixed<3, 3>(padded + f, dh * pad_cols, wv, dw, false, half, a0, a1);
       else dw_block_fixed<5, 5>(padded + f, dh * pad_cols, wv, dw, false, half, a0, a1);
-      __builtin_memcpy(flat + f, &a0, sizeof a0);
-      __builtin_memcpy(flat + f + 16, &a1, sizeof a1);
+      store16(flat + f, a0);
+      store16(flat + f + 16, a1);
     }
-    flat_rows_out(flat, pad_cols, zp, yp, oh, ow, act);
+    flat_rows_out<V>(flat, pad_cols, zp, yp, oh, ow, act);
     return;
   }
   for (int64_t oy = 0; oy < oh; ++oy) {
@@ -294,7 +277,7 @@ TSR_DEPTHWISE_CLONES __attribute__((optimize("no-tree-loop-distribute-patterns")
     for (int64_t ox0 = 0; ox0 < ow; ox0 += kDwBlock) {
       alignas(64) float acc[kDwBlock];
       if (contiguous) {
-        V16 a0 = {}, a1 = {};
+        V a0 = {}, a1 = {};
         a0 += bias;
         a1 += bias;
         const float* row0 = padded + oy * sh * pad_cols + ox0;
@@ -309,21 +292,19 @@ TSR_DEPTHWISE_CLONES __attribute__((optimize("no-tree-loop-distribute-patterns")
               const float w1 = wp[kh * kw_n + kw];
               const int64_t off = kw * dw;  // column 2*ox + off (split) or ox + off
               const float* src = split ? row + (off & 1) * half + off / 2 : row + off;
-              V16 x0, x1;  // unaligned loads
-              __builtin_memcpy(&x0, src, sizeof x0);
-              __builtin_memcpy(&x1, src + 16, sizeof x1);
+              const V x0 = load<V>(src), x1 = load<V>(src + 16);  // unaligned loads
               a0 += w1 * x0;
               a1 += w1 * x1;
             }
           }
         }
         if (ox0 + kDwBlock <= ow) {  // a whole block: two vector stores
-          __builtin_memcpy(yr + ox0, &a0, sizeof a0);
-          __builtin_memcpy(yr + ox0 + 16, &a1, sizeof a1);
+          store16(yr + ox0, a0);
+          store16(yr + ox0 + 16, a1);
           continue;
         }
-        __builtin_memcpy(acc, &a0, sizeof a0);
-        __builtin_memcpy(acc + 16, &a1, sizeof a1);
+        store16(acc, a0);
+        store16(acc + 16, a1);
       } else {
         for (int j = 0; j < kDwBlock; ++j) acc[j] = bias;
         for (int64_t kh = 0; kh < kh_n; ++kh) {
@@ -340,9 +321,17 @@ TSR_DEPTHWISE_CLONES __attribute__((optimize("no-tree-loop-distribute-patterns")
     }
     if (zp)
       for (int64_t ox = 0; ox < ow; ++ox) yr[ox] += zp[oy * ow + ox];
-    if (act.kind != FusedActivation::Kind::kNone || act.has_affine()) activate_row(act, yr, ow);
   }
+  if (act.kind != FusedActivation::Kind::kNone || act.has_affine()) activate_row<V>(act, yp, oh * ow);
 }
+// The loop-pattern pass off: GCC would turn the short tail loops into memcpy / memset calls.
+TSR_V16_VARIANTS(__attribute__((optimize("no-tree-loop-distribute-patterns"))), void, depthwise_plane_impl,
+                 (const float* xp, const float* wp, float bias, const float* zp, float* yp, float* padded, int64_t ih,
+                  int64_t iw, int64_t oh, int64_t ow, int64_t kh_n, int64_t kw_n, int64_t sh, int64_t sw, int64_t dh,
+                  int64_t dw, int64_t ph, int64_t pw, int64_t pad_rows, int64_t pad_cols, const FusedActivation& act,
+                  float* flat),
+                 (xp, wp, bias, zp, yp, padded, ih, iw, oh, ow, kh_n, kw_n, sh, sw, dh, dw, ph, pw, pad_rows, pad_cols,
+                  act, flat))
 
 class ConvKernel final : public Kernel {
  public:

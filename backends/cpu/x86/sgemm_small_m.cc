@@ -4,7 +4,7 @@
 //   acc[i][j .. j+15] += op(A)[i, p] * op(B)[p, j .. j+15]
 // over B's rows, read from the pre-packed panels (sgemm_pack_b's layout, zero-padded to NR
 // columns) or from a row-major B; the work is memory-bound on B, which is read once.
-// Built per ISA with target_clones (AVX-512F, AVX2, baseline) on x86-64; once on aarch64.
+// Built per ISA (TSR_V16_VARIANTS: AVX-512F, AVX2, baseline) on x86-64; once on aarch64.
 #include "backends/cpu/x86/sgemm_small_m.h"
 
 #include <algorithm>
@@ -17,47 +17,38 @@ namespace tessera::cpu {
 
 namespace {
 
-#if defined(__x86_64__) || defined(_M_X64)
-#define TSR_SMALL_M_CLONES __attribute__((target_clones("avx512f", "arch=haswell", "default")))
-#else
-#define TSR_SMALL_M_CLONES
-#endif
 
+using x86::load;
+using x86::store16;
 using x86::V16;
-
-__attribute__((always_inline)) inline V16 load16(const float* p) {
-  V16 v;
-  __builtin_memcpy(&v, p, sizeof v);
-  return v;
-}
-__attribute__((always_inline)) inline void store16(float* p, V16 v) { __builtin_memcpy(p, &v, sizeof v); }
+using x86::V16x2;
 
 // acc (m rows, row stride ld) columns [0, width) += op(A)[:, 0 .. kc) * B[0 .. kc, 0 .. width):
 // width a multiple of 16, row p of B at b + p * ldb with `width` readable floats; op(A)[i, p]
 // at a[i * a_rs + p * a_cs].
-template <int M>
+template <int M, class V>
 __attribute__((always_inline)) inline void accumulate(const float* a, int64_t a_rs, int64_t a_cs, int64_t kc,
                                                       const float* b, int64_t ldb, int64_t width, float* acc,
                                                       int64_t ld) {
   for (int64_t j = 0; j < width; j += 32) {
     const bool two = j + 32 <= width;
-    V16 c0[M], c1[M];
+    V c0[M], c1[M];
     for (int i = 0; i < M; ++i) {
-      c0[i] = load16(acc + i * ld + j);
-      c1[i] = two ? load16(acc + i * ld + j + 16) : V16{};
+      c0[i] = load<V>(acc + i * ld + j);
+      c1[i] = two ? load<V>(acc + i * ld + j + 16) : V{};
     }
     // Two rows of B per step into two sets of sums (with M = 1, one set is a chain of FMAs
     // each waiting for the last); B's rows 32 ahead prefetched: the hardware prefetcher
     // stops at each 4 KiB page, and a batch-1 fully connected layer streams its weights.
-    V16 d0[M], d1[M];
-    for (int i = 0; i < M; ++i) d0[i] = d1[i] = V16{};
+    V d0[M], d1[M];
+    for (int i = 0; i < M; ++i) d0[i] = d1[i] = V{};
     int64_t p = 0;
     for (; p + 2 <= kc; p += 2) {
       const float* br = b + p * ldb + j;
       __builtin_prefetch(br + 32 * ldb);
       __builtin_prefetch(br + 33 * ldb);
-      const V16 b0 = load16(br), b1 = two ? load16(br + 16) : V16{};
-      const V16 e0 = load16(br + ldb), e1 = two ? load16(br + ldb + 16) : V16{};
+      const V b0 = load<V>(br), b1 = two ? load<V>(br + 16) : V{};
+      const V e0 = load<V>(br + ldb), e1 = two ? load<V>(br + ldb + 16) : V{};
       for (int i = 0; i < M; ++i) {
         const float ai = a[i * a_rs + p * a_cs], ak = a[i * a_rs + (p + 1) * a_cs];
         c0[i] += ai * b0;
@@ -67,7 +58,7 @@ __attribute__((always_inline)) inline void accumulate(const float* a, int64_t a_
     }
     for (; p < kc; ++p) {
       const float* br = b + p * ldb + j;
-      const V16 b0 = load16(br), b1 = two ? load16(br + 16) : V16{};
+      const V b0 = load<V>(br), b1 = two ? load<V>(br + 16) : V{};
       for (int i = 0; i < M; ++i) {
         const float ai = a[i * a_rs + p * a_cs];
         c0[i] += ai * b0;
@@ -81,15 +72,21 @@ __attribute__((always_inline)) inline void accumulate(const float* a, int64_t a_
   }
 }
 
-TSR_SMALL_M_CLONES void accumulate_rows(int m, const float* a, int64_t a_rs, int64_t a_cs, int64_t kc, const float* b,
-                                        int64_t ldb, int64_t width, float* acc, int64_t ld) {
+template <class V>
+__attribute__((always_inline)) inline void accumulate_rows_body(int m, const float* a, int64_t a_rs, int64_t a_cs,
+                                                                int64_t kc, const float* b, int64_t ldb, int64_t width,
+                                                                float* acc, int64_t ld) {
   switch (m) {
-    case 1: return accumulate<1>(a, a_rs, a_cs, kc, b, ldb, width, acc, ld);
-    case 2: return accumulate<2>(a, a_rs, a_cs, kc, b, ldb, width, acc, ld);
-    case 3: return accumulate<3>(a, a_rs, a_cs, kc, b, ldb, width, acc, ld);
-    default: return accumulate<4>(a, a_rs, a_cs, kc, b, ldb, width, acc, ld);
+    case 1: return accumulate<1, V>(a, a_rs, a_cs, kc, b, ldb, width, acc, ld);
+    case 2: return accumulate<2, V>(a, a_rs, a_cs, kc, b, ldb, width, acc, ld);
+    case 3: return accumulate<3, V>(a, a_rs, a_cs, kc, b, ldb, width, acc, ld);
+    default: return accumulate<4, V>(a, a_rs, a_cs, kc, b, ldb, width, acc, ld);
   }
 }
+TSR_V16_VARIANTS(, void, accumulate_rows,
+                 (int m, const float* a, int64_t a_rs, int64_t a_cs, int64_t kc, const float* b, int64_t ldb,
+                  int64_t width, float* acc, int64_t ld),
+                 (m, a, a_rs, a_cs, kc, b, ldb, width, acc, ld))
 
 }  // namespace
 

@@ -7,6 +7,11 @@
 #include <cstdint>
 
 #include "backends/backend.h"
+#include "backends/cpu/x86/isa_x86.h"
+
+// V16 is passed by value only to always-inline helpers, so the vector ABI of a build without
+// AVX-512 never applies.
+#pragma GCC diagnostic ignored "-Wpsabi"
 
 namespace tessera::x86 {
 
@@ -15,35 +20,140 @@ namespace tessera::x86 {
 // it on the stack and every tap stored and reloaded it).
 typedef float V16 __attribute__((vector_size(64)));
 
+// 16 floats as two GCC vectors of 8: the vector type of the AVX2 instances of the kernels
+// written as templates on their vector type (the depthwise Conv, the small-M SGEMM, the
+// fused activation). V16 cannot serve there: GCC (12) has no machine mode for a 64-byte
+// vector without AVX-512, so every V16 variable of an AVX2 build lives on the stack (the
+// arithmetic is split into ymm operations, but each one loads and stores its operands,
+// and a store goes out 16 bytes at a time): the AVX2 clones of these loops ran slower than
+// scalar code. The two halves of V16x2 are ordinary ymm registers. The operators are
+// always inlined, so they take the ISA of the function they are inlined into.
+typedef float V8 __attribute__((vector_size(32)));
+struct V16x2 {
+  V8 lo, hi;
+};
+#define TSR_V16X2_OP(op)                                                                          \
+  __attribute__((always_inline)) inline V16x2 operator op(V16x2 a, V16x2 b) {                     \
+    return {a.lo op b.lo, a.hi op b.hi};                                                          \
+  }                                                                                               \
+  __attribute__((always_inline)) inline V16x2 operator op(V16x2 a, float b) { return {a.lo op b, a.hi op b}; } \
+  __attribute__((always_inline)) inline V16x2 operator op(float a, V16x2 b) { return {a op b.lo, a op b.hi}; } \
+  __attribute__((always_inline)) inline V16x2& operator op##=(V16x2& a, V16x2 b) { return a = a op b; }       \
+  __attribute__((always_inline)) inline V16x2& operator op##=(V16x2& a, float b) { return a = a op b; }
+TSR_V16X2_OP(+)
+TSR_V16X2_OP(-)
+TSR_V16X2_OP(*)
+TSR_V16X2_OP(/)
+#undef TSR_V16X2_OP
+
+// Loads and stores of 16 floats at any alignment, for either vector type.
+__attribute__((always_inline)) inline V16 load16(const float* p) {
+  V16 v;
+  __builtin_memcpy(&v, p, sizeof v);
+  return v;
+}
+__attribute__((always_inline)) inline void store16(float* p, V16 v) { __builtin_memcpy(p, &v, sizeof v); }
+__attribute__((always_inline)) inline void store16(float* p, V16x2 v) {
+  __builtin_memcpy(p, &v.lo, sizeof v.lo);
+  __builtin_memcpy(p + 8, &v.hi, sizeof v.hi);
+}
+template <class V>
+__attribute__((always_inline)) inline V load(const float* p);
+template <>
+__attribute__((always_inline)) inline V16 load<V16>(const float* p) {
+  return load16(p);
+}
+template <>
+__attribute__((always_inline)) inline V16x2 load<V16x2>(const float* p) {
+  V16x2 v;
+  __builtin_memcpy(&v.lo, p, sizeof v.lo);
+  __builtin_memcpy(&v.hi, p + 8, sizeof v.hi);
+  return v;
+}
+
+// a < b ? x : y and a > b ? x : y, lane by lane (false where a or b is NaN).
+__attribute__((always_inline)) inline V16 lt_select(V16 a, V16 b, V16 x, V16 y) { return a < b ? x : y; }
+__attribute__((always_inline)) inline V16 gt_select(V16 a, V16 b, V16 x, V16 y) { return a > b ? x : y; }
+__attribute__((always_inline)) inline V16x2 lt_select(V16x2 a, V16x2 b, V16x2 x, V16x2 y) {
+  return {a.lo < b.lo ? x.lo : y.lo, a.hi < b.hi ? x.hi : y.hi};
+}
+__attribute__((always_inline)) inline V16x2 gt_select(V16x2 a, V16x2 b, V16x2 x, V16x2 y) {
+  return {a.lo > b.lo ? x.lo : y.lo, a.hi > b.hi ? x.hi : y.hi};
+}
+
+// Lanes 0, 2, .., 30 (parity 0) or 1, 3, .., 31 (parity 1) of the 32 floats a, b.
+template <int Parity>
+__attribute__((always_inline)) inline V16 pick_lanes(V16 a, V16 b) {
+  typedef int32_t I16 __attribute__((vector_size(64)));
+  const I16 even = {0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30};
+  return __builtin_shuffle(a, b, even + Parity);
+}
+template <int Parity>
+__attribute__((always_inline)) inline V16x2 pick_lanes(V16x2 a, V16x2 b) {
+  typedef int32_t I8 __attribute__((vector_size(32)));
+  const I8 even = {0, 2, 4, 6, 8, 10, 12, 14};
+  return {__builtin_shuffle(a.lo, a.hi, even + Parity), __builtin_shuffle(b.lo, b.hi, even + Parity)};
+}
+
+// The ISA clones of the functions written on V16: AVX-512F, x86-64-v3 (AVX2 + FMA) and
+// baseline x86-64, picked by GCC's ifunc resolver at load time. The middle clone must be
+// named by ISA level, not by a processor: GCC resolves "arch=haswell" with
+// __builtin_cpu_is("haswell"), which is false on every AMD CPU (a Zen 3 ran the SSE2
+// baseline clone), while "arch=x86-64-v3" tests the features (__builtin_cpu_supports).
+#if defined(__x86_64__) || defined(_M_X64)
+#define TSR_X86_CLONES __attribute__((target_clones("avx512f", "arch=x86-64-v3", "default")))
+#else
+#define TSR_X86_CLONES
+#endif
+
+// Defines `attrs ret name params`, which runs the always-inline template name##_body<V>(args)
+// as built for the best path (best_isa(), per call): with V = V16 in an AVX-512F instance,
+// V16x2 in an AVX2+FMA one, V16 in the baseline otherwise (the only one on aarch64).
+#if defined(__x86_64__) || defined(_M_X64)
+#define TSR_V16_VARIANTS(attrs, ret, name, params, args)                                       \
+  __attribute__((target("avx512f,fma"))) attrs ret name##_avx512 params { return name##_body<V16> args; } \
+  __attribute__((target("avx2,fma"))) attrs ret name##_avx2 params { return name##_body<V16x2> args; }    \
+  attrs ret name params {                                                                        \
+    switch (::tessera::x86::best_isa()) {                                                        \
+      case ::tessera::x86::Isa::kAvx512: return name##_avx512 args;                             \
+      case ::tessera::x86::Isa::kAvx2: return name##_avx2 args;                                 \
+      default: return name##_body<V16> args;                                                     \
+    }                                                                                            \
+  }
+#else
+#define TSR_V16_VARIANTS(attrs, ret, name, params, args) \
+  attrs ret name params { return name##_body<V16> args; }
+#endif
+
 // The fused activation (and affine map) on one output row, inlined into each ISA clone of
 // the depthwise kernel: the common kinds on V16 vectors (the build's -O2 does not
 // vectorize such loops by itself), the rest and the row's tail through
 // FusedActivation::apply. NaN propagates as in the reference kernels (comparisons with NaN
 // are false, so a NaN passes through the selects).
+template <class V = V16>
 __attribute__((always_inline)) inline void activate_row(const FusedActivation& a, float* y, int64_t n) {
   using K = FusedActivation::Kind;
   const bool vec = a.kind == K::kRelu || a.kind == K::kClip || a.kind == K::kHardSwish || a.kind == K::kNone;
   int64_t i = 0;
   if (vec) {
-    const V16 zero = {}, one = zero + 1.f, lo = zero + a.alpha, hi = zero + a.beta, sc = zero + a.scale,
-              sh = zero + a.shift;
+    const V zero = {}, one = zero + 1.f, lo = zero + a.alpha, hi = zero + a.beta, sc = zero + a.scale,
+            sh = zero + a.shift;
     const bool affine = a.has_affine();
     for (; i + 16 <= n; i += 16) {
-      V16 v;
-      __builtin_memcpy(&v, y + i, sizeof v);
+      V v = load<V>(y + i);
       if (a.kind == K::kRelu) {
-        v = v < zero ? zero : v;
+        v = lt_select(v, zero, zero, v);
       } else if (a.kind == K::kClip) {
-        v = v < lo ? lo : v;
-        v = v > hi ? hi : v;
+        v = lt_select(v, lo, lo, v);
+        v = gt_select(v, hi, hi, v);
       } else if (a.kind == K::kHardSwish) {
-        V16 u = v / 6.f + 0.5f;
-        u = u < zero ? zero : u;
-        u = u > one ? one : u;
+        V u = v / 6.f + 0.5f;
+        u = lt_select(u, zero, zero, u);
+        u = gt_select(u, one, one, u);
         v = v * u;
       }
       if (affine) v = v * sc + sh;
-      __builtin_memcpy(y + i, &v, sizeof v);
+      store16(y + i, v);
     }
   }
   if (i < n) a.apply(y + i, n - i);
