@@ -17,11 +17,14 @@
 #include "backends/cpu/x86/conv_winograd.h"
 #include "backends/cpu/x86/x86_kernels.h"
 #include "op_test_util.h"
+#include "x86_test_util.h"
 
 namespace tessera {
 namespace {
 
 using testing::attr_i;
+using testing::available_isas;
+using testing::IsaScope;
 using testing::attr_ints;
 using testing::attr_s;
 using testing::make_tensor;
@@ -178,12 +181,25 @@ std::vector<Case> cases() {
   };
 }
 
+// The vector paths of the depthwise kernel, the small-M SGEMM and the fused activation
+// follow best_isa() (TSR_V16_VARIANTS in v16.h): each available one is checked, and the
+// baseline (kScalar).
+std::vector<x86::Isa> v16_paths() {
+  std::vector<x86::Isa> v = available_isas();
+  v.push_back(x86::Isa::kScalar);
+  return v;
+}
+
 TEST(ConvX86, MatchesReference) {
   ThreadPool pool(2);
   std::mt19937 rng(1234);
-  for (const Case& c : cases())
-    for (bool bias : {false, true})
-      for (int threads : {1, 2}) check(c, bias, threads > 1 ? &pool : nullptr, threads, bias && threads > 1, rng);
+  for (x86::Isa isa : v16_paths()) {
+    SCOPED_TRACE(x86::isa_name(isa));
+    IsaScope scope(isa);
+    for (const Case& c : cases())
+      for (bool bias : {false, true})
+        for (int threads : {1, 2}) check(c, bias, threads > 1 ? &pool : nullptr, threads, bias && threads > 1, rng);
+  }
 }
 
 TEST(ConvX86, ManyThreads) {
@@ -234,10 +250,14 @@ TEST(ConvX86, WinogradMatchesReference) {
   shapes.push_back({"wino blocks of tile rows", {2, 96, 61, 45}, {80, 96, 3, 3}, {attr_ints("pads", V{1, 1, 1, 1})}});
 #endif
   const KernelFactory wino = [](const CompileContext& ctx) { return x86::make_Conv_winograd(ctx, false); };
-  for (const Case& c : shapes)
-    for (bool bias : {false, true})
-      for (int threads : {1, 2, 3})
-        check(c, bias, threads == 1 ? nullptr : threads == 2 ? &pool : &pool3, threads, true, rng, wino, 1e-5);
+  for (x86::Isa isa : available_isas()) {  // the transforms' vector paths (TSR_V16_VARIANTS)
+    SCOPED_TRACE(x86::isa_name(isa));
+    IsaScope scope(isa);
+    for (const Case& c : shapes)
+      for (bool bias : {false, true})
+        for (int threads : {1, 2, 3})
+          check(c, bias, threads == 1 ? nullptr : threads == 2 ? &pool : &pool3, threads, true, rng, wino, 1e-5);
+  }
 }
 
 // Inf and NaN in X: the Winograd kernel runs its im2col fallback for such inputs, so the

@@ -55,6 +55,7 @@ namespace {
 
 
 typedef int32_t I16 __attribute__((vector_size(64)));
+typedef int32_t I8 __attribute__((vector_size(32)));
 
 constexpr int64_t kTiles = 16;                 // tiles per vector
 constexpr int64_t kXi = 36;                    // positions of the 6x6 transformed tile
@@ -74,7 +75,8 @@ struct PackedRow {
 
 // Stores columns t .. t + 15 of a packed row, `off` floats further (the matrix of another
 // xi); a run that crosses a panel boundary is split, columns past the last are dropped.
-__attribute__((always_inline)) inline void store_panels(const PackedRow& pr, int64_t off, int64_t t, V16 v) {
+template <class V>
+__attribute__((always_inline)) inline void store_panels(const PackedRow& pr, int64_t off, int64_t t, V v) {
   const int64_t j = t % pr.nr;
   float* dst = pr.row + off + (t / pr.nr) * pr.panel + j;
   if (j + kTiles <= pr.nr && t + kTiles <= pr.cols) {
@@ -94,8 +96,9 @@ __attribute__((always_inline)) inline void store_panels(const PackedRow& pr, int
 
 // z = B^T d for six vectors (rows of B^T: [4 0 -5 0 1 0], [0 -4 -4 1 1 0], [0 4 -4 -1 1 0],
 // [0 -2 -1 2 1 0], [0 2 -1 -2 1 0], [0 4 0 -5 0 1]).
-__attribute__((always_inline)) inline void bt6(V16 d0, V16 d1, V16 d2, V16 d3, V16 d4, V16 d5, V16* z) {
-  const V16 a = d4 - 4.f * d2, b = d3 - 4.f * d1, c = d4 - d2, e = 2.f * (d3 - d1);
+template <class V>
+__attribute__((always_inline)) inline void bt6(V d0, V d1, V d2, V d3, V d4, V d5, V* z) {
+  const V a = d4 - 4.f * d2, b = d3 - 4.f * d1, c = d4 - d2, e = 2.f * (d3 - d1);
   z[0] = 4.f * d0 - 5.f * d2 + d4;
   z[1] = a + b;
   z[2] = a - b;
@@ -106,29 +109,82 @@ __attribute__((always_inline)) inline void bt6(V16 d0, V16 d1, V16 d2, V16 d3, V
 
 // o = A^T m for six vectors (rows of A^T: [1 1 1 1 1 0], [0 1 -1 2 -2 0], [0 1 1 4 4 0],
 // [0 1 -1 8 -8 1]).
-__attribute__((always_inline)) inline void at6(V16 m0, V16 m1, V16 m2, V16 m3, V16 m4, V16 m5, V16* o) {
-  const V16 s12 = m1 + m2, d12 = m1 - m2, s34 = m3 + m4, d34 = m3 - m4;
+template <class V>
+__attribute__((always_inline)) inline void at6(V m0, V m1, V m2, V m3, V m4, V m5, V* o) {
+  const V s12 = m1 + m2, d12 = m1 - m2, s34 = m3 + m4, d34 = m3 - m4;
   o[0] = m0 + s12 + s34;
   o[1] = d12 + 2.f * d34;
   o[2] = s12 + 4.f * s34;
   o[3] = d12 + 8.f * d34 + m5;
 }
 
+// Lane k of the result is element 4k + P of the 64 floats a, b, c, d (the input
+// transform's column phase P).
+template <int P>
+__attribute__((always_inline)) inline V16 phase_lanes(V16 a, V16 b, V16 c, V16 d) {
+  // 8 lanes from each pair of vectors, then the two halves joined.
+  const I16 pick = {P, P + 4, P + 8, P + 12, P + 16, P + 20, P + 24, P + 28,
+                    P, P + 4, P + 8, P + 12, P + 16, P + 20, P + 24, P + 28};
+  const I16 join = {0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23};
+  return __builtin_shuffle(__builtin_shuffle(a, b, pick), __builtin_shuffle(c, d, pick), join);
+}
+template <int P>
+__attribute__((always_inline)) inline V16x2 phase_lanes(V16x2 a, V16x2 b, V16x2 c, V16x2 d) {
+  // 4 lanes from each vector of 16, then pairs joined.
+  const I8 pick = {P, P + 4, P + 8, P + 12, P, P + 4, P + 8, P + 12};
+  const I8 join = {0, 1, 2, 3, 8, 9, 10, 11};
+  const V8 ab = __builtin_shuffle(__builtin_shuffle(a.lo, a.hi, pick), __builtin_shuffle(b.lo, b.hi, pick), join);
+  const V8 cd = __builtin_shuffle(__builtin_shuffle(c.lo, c.hi, pick), __builtin_shuffle(d.lo, d.hi, pick), join);
+  return {ab, cd};
+}
+
+// out[0 .. 3] (64 lanes) with lane 4k + j = lane k of o_j: the output transform's four
+// columns of 16 tiles interleaved back into a row.
+__attribute__((always_inline)) inline void interleave4(V16 o0, V16 o1, V16 o2, V16 o3, V16* out) {
+  const I16 lo = {0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23};
+  const I16 hi = {8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31};
+  const I16 q0 = {0, 1, 16, 17, 2, 3, 18, 19, 4, 5, 20, 21, 6, 7, 22, 23};
+  const I16 q1 = {8, 9, 24, 25, 10, 11, 26, 27, 12, 13, 28, 29, 14, 15, 30, 31};
+  const V16 a = __builtin_shuffle(o0, o1, lo), b = __builtin_shuffle(o0, o1, hi);
+  const V16 c = __builtin_shuffle(o2, o3, lo), d = __builtin_shuffle(o2, o3, hi);
+  out[0] = __builtin_shuffle(a, c, q0);
+  out[1] = __builtin_shuffle(a, c, q1);
+  out[2] = __builtin_shuffle(b, d, q0);
+  out[3] = __builtin_shuffle(b, d, q1);
+}
+// The same on 8 tiles (o_j of 8 lanes) into two vectors of 16 (tiles 0-3, 4-7).
+__attribute__((always_inline)) inline void interleave4_8(V8 o0, V8 o1, V8 o2, V8 o3, V16x2& r0, V16x2& r1) {
+  const I8 lo = {0, 8, 1, 9, 2, 10, 3, 11}, hi = {4, 12, 5, 13, 6, 14, 7, 15};
+  const I8 q0 = {0, 1, 8, 9, 2, 3, 10, 11}, q1 = {4, 5, 12, 13, 6, 7, 14, 15};
+  const V8 a = __builtin_shuffle(o0, o1, lo), b = __builtin_shuffle(o0, o1, hi);  // (j0, j1) of tiles 0-3, 4-7
+  const V8 c = __builtin_shuffle(o2, o3, lo), d = __builtin_shuffle(o2, o3, hi);  // (j2, j3)
+  r0 = {__builtin_shuffle(a, c, q0), __builtin_shuffle(a, c, q1)};
+  r1 = {__builtin_shuffle(b, d, q0), __builtin_shuffle(b, d, q1)};
+}
+__attribute__((always_inline)) inline void interleave4(V16x2 o0, V16x2 o1, V16x2 o2, V16x2 o3, V16x2* out) {
+  interleave4_8(o0.lo, o1.lo, o2.lo, o3.lo, out[0], out[1]);
+  interleave4_8(o0.hi, o1.hi, o2.hi, o3.hi, out[2], out[3]);
+}
+
 // True if x[0 .. n) holds no Inf or NaN: x - x is 0 for finite x and NaN otherwise, summed
 // over 16 lanes (a NaN anywhere makes the sum NaN, which is not equal to itself).
-TSR_X86_CLONES bool all_finite(const float* x, int64_t n) {
-  V16 acc = {};
+template <class V>
+__attribute__((always_inline)) inline bool all_finite_body(const float* x, int64_t n) {
+  V acc = {};
   int64_t i = 0;
   for (; i + 16 <= n; i += 16) {
-    const V16 v = load16(x + i);
+    const V v = load<V>(x + i);
     acc += v - v;
   }
   float tail = 0.f;
   for (; i < n; ++i) tail += x[i] - x[i];
+  alignas(64) float lanes[16];
+  store16(lanes, acc);
   float s = tail;
-  for (int k = 0; k < 16; ++k) s += acc[k];
+  for (int k = 0; k < 16; ++k) s += lanes[k];
   return s == s;
 }
+TSR_V16_VARIANTS(, bool, all_finite, (const float* x, int64_t n), (x, n))
 
 // Input transform of one channel for the tile rows [ty0, ty1):
 //   V[xi] column t (xi = 6 * r + c, t = (ty - ty0) * tw + tx) = (B^T d B)[r][c],
@@ -137,18 +193,13 @@ TSR_X86_CLONES bool all_finite(const float* x, int64_t n) {
 // 2) * qw floats of scratch (the phase-split rows), then 4 * qw floats (one padded row).
 // Writes 16 tiles at a time: the lanes past a tile row's end land on the next row's tiles
 // (written after) or in the padding columns of the last panel.
-TSR_X86_CLONES void input_transform(const float* x, int64_t ih, int64_t iw, int64_t pad_t, int64_t pad_l,
-                                         int64_t ty0, int64_t ty1, int64_t tw, int64_t qw, float* q,
-                                         const PackedRow& v, int64_t v_xi) {
+template <class V>
+__attribute__((always_inline)) inline void input_transform_body(const float* x, int64_t ih, int64_t iw, int64_t pad_t,
+                                                                int64_t pad_l, int64_t ty0, int64_t ty1, int64_t tw,
+                                                                int64_t qw, float* q, const PackedRow& v,
+                                                                int64_t v_xi) {
   const int64_t rows = 4 * (ty1 - ty0) + 2, phase = rows * qw;
   float* row = q + 4 * phase;
-  // Lane k of phase c takes element 4k + c of 64 consecutive floats: 8 lanes from each
-  // pair of vectors, then the two halves joined.
-  const I16 pick[4] = {{0, 4, 8, 12, 16, 20, 24, 28, 0, 4, 8, 12, 16, 20, 24, 28},
-                       {1, 5, 9, 13, 17, 21, 25, 29, 1, 5, 9, 13, 17, 21, 25, 29},
-                       {2, 6, 10, 14, 18, 22, 26, 30, 2, 6, 10, 14, 18, 22, 26, 30},
-                       {3, 7, 11, 15, 19, 23, 27, 31, 3, 7, 11, 15, 19, 23, 27, 31}};
-  const I16 join = {0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23};
   const int64_t x0 = std::max<int64_t>(0, pad_l), x1 = std::min<int64_t>(4 * qw, pad_l + iw);  // valid columns
   for (int64_t r = 0; r < rows; ++r) {
     const int64_t y = 4 * ty0 + r - pad_t;
@@ -156,25 +207,28 @@ TSR_X86_CLONES void input_transform(const float* x, int64_t ih, int64_t iw, int6
     if (y >= 0 && y < ih && x1 > x0)
       std::memcpy(row + x0, x + y * iw + (x0 - pad_l), static_cast<size_t>(x1 - x0) * sizeof(float));
     for (int64_t k = 0; k < qw; k += kTiles) {
-      const V16 a = load16(row + 4 * k), b = load16(row + 4 * k + 16), c = load16(row + 4 * k + 32),
-                d = load16(row + 4 * k + 48);
-      for (int p = 0; p < 4; ++p)
-        store16(q + p * phase + r * qw + k,
-                __builtin_shuffle(__builtin_shuffle(a, b, pick[p]), __builtin_shuffle(c, d, pick[p]), join));
+      // Lane j of phase p takes element 4j + p of 64 consecutive floats.
+      const V a = load<V>(row + 4 * k), b = load<V>(row + 4 * k + 16), c = load<V>(row + 4 * k + 32),
+              d = load<V>(row + 4 * k + 48);
+      float* dst = q + r * qw + k;
+      store16(dst, phase_lanes<0>(a, b, c, d));
+      store16(dst + phase, phase_lanes<1>(a, b, c, d));
+      store16(dst + 2 * phase, phase_lanes<2>(a, b, c, d));
+      store16(dst + 3 * phase, phase_lanes<3>(a, b, c, d));
     }
   }
   for (int64_t ty = ty0; ty < ty1; ++ty) {
     const float* base = q + 4 * (ty - ty0) * qw;
     const int64_t tx0 = (ty - ty0) * tw;  // the block's tile index of the row's first tile
     for (int64_t tx = 0; tx < tw; tx += kTiles) {
-      V16 t[6][6];  // t[r] = (d B)[r] = B^T applied along the row
+      V t[6][6];  // t[r] = (d B)[r] = B^T applied along the row
       for (int r = 0; r < 6; ++r) {
         const float* br = base + r * qw + tx;
-        bt6(load16(br), load16(br + phase), load16(br + 2 * phase), load16(br + 3 * phase), load16(br + 1),
-            load16(br + phase + 1), t[r]);
+        bt6(load<V>(br), load<V>(br + phase), load<V>(br + 2 * phase), load<V>(br + 3 * phase), load<V>(br + 1),
+            load<V>(br + phase + 1), t[r]);
       }
       for (int c = 0; c < 6; ++c) {
-        V16 z[6];
+        V z[6];
         bt6(t[0][c], t[1][c], t[2][c], t[3][c], t[4][c], t[5][c], z);
         for (int r = 0; r < 6; ++r) store_panels(v, (6 * r + c) * v_xi, tx0 + tx, z[r]);
       }
@@ -182,55 +236,60 @@ TSR_X86_CLONES void input_transform(const float* x, int64_t ih, int64_t iw, int6
   }
 }
 
+TSR_V16_VARIANTS(, void, input_transform,
+                 (const float* x, int64_t ih, int64_t iw, int64_t pad_t, int64_t pad_l, int64_t ty0, int64_t ty1,
+                  int64_t tw, int64_t qw, float* q, const PackedRow& v, int64_t v_xi),
+                 (x, ih, iw, pad_t, pad_l, ty0, ty1, tw, qw, q, v, v_xi))
+
 // Output transform of one output channel for the tile rows [ty0, ty1): from
 // M[xi][t] (row stride m_xi) to Y rows 4 * ty .. 4 * ty + 3 (oh x ow plane, clipped), then
 // + bias, + z (the fused residual, same plane layout; may be null), the activation.
-TSR_X86_CLONES void output_transform(const float* m, int64_t m_xi, int64_t ty0, int64_t ty1, int64_t tw,
-                                          int64_t oh, int64_t ow, float bias, const float* z, float* y,
-                                          const FusedActivation& act) {
-  // Lane 4k + j of the four output vectors is column j of tile k.
-  const I16 lo = {0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23};
-  const I16 hi = {8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31};
-  const I16 q0 = {0, 1, 16, 17, 2, 3, 18, 19, 4, 5, 20, 21, 6, 7, 22, 23};
-  const I16 q1 = {8, 9, 24, 25, 10, 11, 26, 27, 12, 13, 28, 29, 14, 15, 30, 31};
+template <class V>
+__attribute__((always_inline)) inline void output_transform_body(const float* m, int64_t m_xi, int64_t ty0,
+                                                                 int64_t ty1, int64_t tw, int64_t oh, int64_t ow,
+                                                                 float bias, const float* z, float* y,
+                                                                 const FusedActivation& act) {
   const bool activate = act.kind != FusedActivation::Kind::kNone || act.has_affine();
   alignas(64) float buf[4 * kTiles];
   for (int64_t ty = ty0; ty < ty1; ++ty) {
     const float* mt = m + (ty - ty0) * tw;
     for (int64_t tx = 0; tx < tw; tx += kTiles) {
-      V16 s[6][4];  // s[r] = (M A)[r]: A^T applied along the row
+      V s[6][4];  // s[r] = (M A)[r]: A^T applied along the row
       for (int r = 0; r < 6; ++r) {
         const float* mr = mt + 6 * r * m_xi + tx;
-        at6(load16(mr), load16(mr + m_xi), load16(mr + 2 * m_xi), load16(mr + 3 * m_xi), load16(mr + 4 * m_xi),
-            load16(mr + 5 * m_xi), s[r]);
+        at6(load<V>(mr), load<V>(mr + m_xi), load<V>(mr + 2 * m_xi), load<V>(mr + 3 * m_xi),
+            load<V>(mr + 4 * m_xi), load<V>(mr + 5 * m_xi), s[r]);
       }
-      V16 o[4][4];  // o[j][i]: row i, column j of 16 tiles
+      V o[4][4];  // o[j][i]: row i, column j of 16 tiles
       for (int j = 0; j < 4; ++j) at6(s[0][j], s[1][j], s[2][j], s[3][j], s[4][j], s[5][j], o[j]);
       const int64_t ox0 = 4 * tx, n = std::min<int64_t>(4 * kTiles, ow - ox0);
       for (int i = 0; i < 4; ++i) {
         const int64_t oy = 4 * ty + i;
         if (oy >= oh) break;
-        const V16 a = __builtin_shuffle(o[0][i], o[1][i], lo), b = __builtin_shuffle(o[0][i], o[1][i], hi);
-        const V16 c = __builtin_shuffle(o[2][i], o[3][i], lo), d = __builtin_shuffle(o[2][i], o[3][i], hi);
-        V16 out[4] = {__builtin_shuffle(a, c, q0), __builtin_shuffle(a, c, q1), __builtin_shuffle(b, d, q0),
-                      __builtin_shuffle(b, d, q1)};
+        V out[4];  // lane 4k + j: column j of tile k
+        interleave4(o[0][i], o[1][i], o[2][i], o[3][i], out);
         float* yr = y + oy * ow + ox0;
         const float* zr = z ? z + oy * ow + ox0 : nullptr;
         if (n == 4 * kTiles) {
           for (int k = 0; k < 4; ++k) {
-            V16 r = out[k] + bias;
-            if (zr) r += load16(zr + 16 * k);
+            V r = out[k] + bias;
+            if (zr) r += load<V>(zr + 16 * k);
             store16(yr + 16 * k, r);
           }
         } else {
           for (int k = 0; k < 4; ++k) store16(buf + 16 * k, out[k] + bias);
           for (int64_t j = 0; j < n; ++j) yr[j] = buf[j] + (zr ? zr[j] : 0.f);
         }
-        if (activate) activate_row(act, yr, n);
+        if (activate) activate_row<V>(act, yr, n);
       }
     }
   }
 }
+
+TSR_V16_VARIANTS(, void, output_transform,
+                 (const float* m, int64_t m_xi, int64_t ty0, int64_t ty1, int64_t tw, int64_t oh, int64_t ow,
+                  float bias, const float* z, float* y, const FusedActivation& act),
+                 (m, m_xi, ty0, ty1, tw, oh, ow, bias, z, y, act))
 
 // U[xi][m][c] = (G w[m, c] G^T)[xi], in double, for the 3x3 filters w (M x C x 3 x 3).
 void transform_weights(const float* w, int64_t m_out, int64_t c_in, float* u) {
@@ -360,7 +419,8 @@ Result<std::unique_ptr<Kernel>> make_Conv_winograd(const CompileContext& ctx, bo
   // 1.53 ms for ResNet-50's 256-channel 14 x 14 layer).
   if (heuristic) {
     const char* env = std::getenv("TESSERA_WINOGRAD");
-    if ((env && std::strcmp(env, "0") == 0) || !cpu::sgemm_isa_available(cpu::SgemmIsa::kAvx512) ||
+    const bool simd = cpu::sgemm_isa_available(cpu::SgemmIsa::kAvx512) || cpu::sgemm_isa_available(cpu::SgemmIsa::kAvx2);
+    if ((env && std::strcmp(env, "0") == 0) || !simd ||
         (has_bias && !ctx.input(2).constant) || k->c_in < 16 || k->m_out < 16 || k->th * k->tw < 2 * kTiles)
       return decline();
   }
