@@ -117,6 +117,11 @@ std::vector<Case> cases() {
       {"depthwise stride 2 5x5", {1, 8, 20, 17}, {8, 1, 5, 5},
        {attr_i("group", 8), attr_ints("strides", V{2, 2}), attr_ints("pads", V{2, 2, 2, 2})}},
       {"depthwise multiplier 4", {1, 4, 9, 9}, {16, 1, 3, 3}, {attr_i("group", 4), attr_ints("pads", V{1, 1, 1, 1})}},
+      // Planes too large for the AVX2 lanes kernel's scratch (kDwLanes8MaxScratch): the plane
+      // kernel's AVX2 path.
+      {"depthwise large plane (plane kernel)", {1, 3, 262, 260}, {3, 1, 3, 3}, {attr_i("group", 3), attr_ints("pads", V{1, 1, 1, 1})}},
+      {"depthwise large plane stride 2 (plane kernel)", {1, 2, 520, 523}, {2, 1, 3, 3},
+       {attr_i("group", 2), attr_ints("strides", V{2, 2}), attr_ints("pads", V{1, 1, 1, 1})}},
       {"depthwise multiplier 2 (padded-plane path)", {2, 5, 8, 11}, {10, 1, 3, 3},
        {attr_i("group", 5), attr_ints("pads", V{1, 0, 2, 1})}},
       {"depthwise stride (2,1) 5x5 (PP-OCR rec)", {1, 6, 12, 37}, {6, 1, 5, 5},

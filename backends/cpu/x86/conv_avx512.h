@@ -115,6 +115,15 @@ void depthwise_lanes_weights(const float* w, int64_t taps, int channels, float* 
 void depthwise_lanes_avx512(const Conv2dGeometry& g, const float* x, const float* wl, const float* bias, const float* z,
                             float* y, int channels, float lo, float hi, float* scratch);
 
+/// The same on AVX2 (conv_dw_avx2.cc), 8 channels at a time: channels <= 8, the weights in
+/// depthwise_lanes8_weights' layout (wl[t * 8 + c]), scratch of
+/// depthwise_lanes8_scratch_floats(g) floats (64-byte aligned). Only call on a CPU with
+/// AVX2 and FMA.
+size_t depthwise_lanes8_scratch_floats(const Conv2dGeometry& g);
+void depthwise_lanes8_weights(const float* w, int64_t taps, int channels, float* wl);
+void depthwise_lanes_avx2(const Conv2dGeometry& g, const float* x, const float* wl, const float* bias, const float* z,
+                          float* y, int channels, float lo, float hi, float* scratch);
+
 constexpr int64_t kIm2colPackedMaxTaps = 64;  // kh * kw of im2col_packed_a_avx512
 
 /// The transposed im2col matrix of a 2-D conv, written straight in sgemm's pre-packed A
