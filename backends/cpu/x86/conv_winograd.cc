@@ -414,14 +414,17 @@ Result<std::unique_ptr<Kernel>> make_Conv_winograd(const CompileContext& ctx, bo
   k->pad_l = g.pads_begin[1];
   k->th = (k->oh + 3) / 4;
   k->tw = (k->ow + 3) / 4;
-  // The heuristic: at least 2 x 16 tiles per image (a 14 x 14 output has 16, whose GEMMs
-  // fill half of each 32-wide panel; im2col's transposed product fills its tiles, 1.87 ->
-  // 1.53 ms for ResNet-50's 256-channel 14 x 14 layer).
+  // The heuristic: at least 2 x 16 tiles per image on AVX-512 (a 14 x 14 output has 16,
+  // whose GEMMs fill half of each 32-wide panel; im2col's transposed product fills its
+  // tiles, 1.87 -> 1.53 ms for ResNet-50's 256-channel 14 x 14 layer), 16 on AVX2, whose
+  // panels are 16 wide (that layer on a Zen 3: 5.1 -> 2.6 ms; onnxruntime 2.9; a 7 x 7
+  // output, 4 tiles, stays on im2col: 5.3 against 5.8-7.1 ms by Winograd).
   if (heuristic) {
+    const int64_t min_tiles = cpu::sgemm_best_isa() == cpu::SgemmIsa::kAvx512 ? 2 * kTiles : kTiles;
     const char* env = std::getenv("TESSERA_WINOGRAD");
     const bool simd = cpu::sgemm_isa_available(cpu::SgemmIsa::kAvx512) || cpu::sgemm_isa_available(cpu::SgemmIsa::kAvx2);
     if ((env && std::strcmp(env, "0") == 0) || !simd ||
-        (has_bias && !ctx.input(2).constant) || k->c_in < 16 || k->m_out < 16 || k->th * k->tw < 2 * kTiles)
+        (has_bias && !ctx.input(2).constant) || k->c_in < 16 || k->m_out < 16 || k->th * k->tw < min_tiles)
       return decline();
   }
   k->has_bias = has_bias;
