@@ -126,10 +126,16 @@ __attribute__((always_inline)) inline void dw_block_quarters(const float* q0, in
 // one, inline. The planes of late depthwise layers are 7 to 14 floats wide, where a call to
 // memcpy or memset per row cost more than the taps (with the loop-pattern pass off in the
 // caller, GCC does not turn the tail loops back into such calls).
+// The 16-float pieces are constant-size copies, which GCC expands inline with the widest
+// moves the instance has (a V16 variable would bounce through the stack without AVX-512:
+// this also runs in the baseline-compiled im2col). V is kept for the callers' symmetry.
 template <class V = V16>
 __attribute__((always_inline)) inline void copy_row(float* dst, const float* src, int64_t n) {
   int64_t i = 0;
-  for (; i + 16 <= n; i += 16) store16(dst + i, src ? load<V>(src + i) : V{});
+  for (; i + 16 <= n; i += 16) {
+    if (src) __builtin_memcpy(dst + i, src + i, 16 * sizeof(float));
+    else __builtin_memset(dst + i, 0, 16 * sizeof(float));
+  }
   for (; i < n; ++i) dst[i] = src ? src[i] : 0.f;
 }
 
