@@ -106,12 +106,23 @@ void transpose_block(const float* src, int64_t lds, float* dst, int64_t ldd, int
   for (; r + kS <= rows; r += kS) {
     int64_t c = 0;
     for (; c + kT <= cols; c += kT) {
-#pragma GCC unroll 2
-      for (int h = 0; h < kS / kT; ++h) {
+      if constexpr (kS == kT) {
         Vec::T a[kT];
-        load_transposed(src + (r + h * kT) * lds + c, lds, a);
+        load_transposed(src + r * lds + c, lds, a);
 #pragma GCC unroll 16
-        for (int i = 0; i < kT; ++i) store_row(dst + (c + i) * ldd + r + h * kT, a[i], stream);
+        for (int i = 0; i < kT; ++i) store_row(dst + (c + i) * ldd + r, a[i], stream);
+      } else {
+        // Both 8 x 8 tiles first, then each output line's two halves back to back: a line
+        // left half-written while 7 others are written (the order of one tile after the
+        // other) makes a streaming store flush a partial line (AMD Zen 3: 34-56% of memcpy).
+        Vec::T a[kT], b[kT];
+        load_transposed(src + r * lds + c, lds, a);
+        load_transposed(src + (r + kT) * lds + c, lds, b);
+#pragma GCC unroll 8
+        for (int i = 0; i < kT; ++i) {
+          store_row(dst + (c + i) * ldd + r, a[i], stream);
+          store_row(dst + (c + i) * ldd + r + kT, b[i], stream);
+        }
       }
     }
     scalar_block(src, lds, dst, ldd, r, r + kS, c, cols);
