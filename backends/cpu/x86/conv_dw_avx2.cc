@@ -11,6 +11,7 @@
 #include <limits>
 
 #include "backends/cpu/x86/conv_avx512.h"
+#include "backends/cpu/x86/transpose8_avx2.h"
 
 namespace tessera::cpu {
 
@@ -18,25 +19,6 @@ namespace {
 
 constexpr int kL = 8;  // channels per task: the lanes of a ymm
 
-// r[i] lane j -> r[j] lane i.
-inline void transpose8x8(__m256 r[8]) {
-  const __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
-  const __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
-  const __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
-  const __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
-  const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
-  const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
-  const __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
-  const __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
-  r[0] = _mm256_permute2f128_ps(u0, u4, 0x20);
-  r[1] = _mm256_permute2f128_ps(u1, u5, 0x20);
-  r[2] = _mm256_permute2f128_ps(u2, u6, 0x20);
-  r[3] = _mm256_permute2f128_ps(u3, u7, 0x20);
-  r[4] = _mm256_permute2f128_ps(u0, u4, 0x31);
-  r[5] = _mm256_permute2f128_ps(u1, u5, 0x31);
-  r[6] = _mm256_permute2f128_ps(u2, u6, 0x31);
-  r[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
-}
 
 // Mask of the first n (0..8) lanes.
 inline __m256i first_lanes(int64_t n) {
@@ -104,7 +86,7 @@ void depthwise_lanes_avx2(const Conv2dGeometry& g, const float* x, const float* 
         v[c] = c < channels ? (n == kL ? _mm256_loadu_ps(xrow + c * in_size + (q0 - g.pw))
                                        : _mm256_maskload_ps(xrow + c * in_size + (q0 - g.pw), cols))
                             : zero;
-      transpose8x8(v);
+      transpose8_avx2(v);
       // Unrolled, so that v stays in registers.
 #pragma GCC unroll 8
       for (int j = 0; j < kL; ++j)
@@ -134,7 +116,7 @@ void depthwise_lanes_avx2(const Conv2dGeometry& g, const float* x, const float* 
     __m256 v[kL];
 #pragma GCC unroll 8
     for (int j = 0; j < kL; ++j) v[j] = j < n ? _mm256_load_ps(o + (p0 + j) * kL) : zero;
-    transpose8x8(v);
+    transpose8_avx2(v);
 #pragma GCC unroll 8
     for (int c = 0; c < kL; ++c) {
       if (c >= channels) break;

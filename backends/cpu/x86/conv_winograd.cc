@@ -31,7 +31,7 @@
 // data it is about 1e-6 of sum |x||w| (tests/unit/conv_x86_test.cc checks 1e-4 of it).
 //
 // The vector code is written on GCC vectors of 16 floats (v16.h) and built per ISA with
-// target_clones (AVX-512F, AVX2, baseline; once on aarch64), like the depthwise kernel.
+// TSR_V16_VARIANTS (AVX-512F, AVX2, baseline; once on aarch64), like the depthwise kernel.
 #include "backends/cpu/x86/conv_winograd.h"
 
 #include <algorithm>

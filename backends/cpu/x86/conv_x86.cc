@@ -705,7 +705,7 @@ class ConvKernel final : public Kernel {
   // The input plane is first copied into `padded` with its zero borders (pad_rows x
   // pad_cols floats), so the tap loops have no bounds checks; for stride 1 each tap is a
   // contiguous axpy over an output row, which the compiler vectorizes (the function is
-  // built for AVX-512, AVX2 and baseline x86-64 and picked at load time: target_clones).
+  // built for AVX-512, AVX2 and baseline x86-64 and picked per call: TSR_V16_VARIANTS).
   // Summation order per output: bias first, then taps row-major, as the reference's
   // conv2d_plane; the addend and the activation last.
   void depthwise_plane(const float* xp, const float* wp, float bias, const float* zp, float* yp, float* padded,
@@ -720,6 +720,43 @@ class ConvKernel final : public Kernel {
     ref::conv2d_plane(x, w, b, y, n, m, c_in, m_out, group, g);
   }
 };
+
+#if defined(__x86_64__) || defined(_M_X64)
+// The depthwise kernels' clamp [dw_lo, dw_hi] for a fused Relu or Clip (applied in
+// registers); any other activation or an affine map is applied after the plane
+// (dw_post_act).
+void set_dw_clamp(ConvKernel& k) {
+  using Kind = FusedActivation::Kind;
+  const FusedActivation& a = k.act;
+  const float inf = std::numeric_limits<float>::infinity();
+  k.dw_lo = -inf;
+  k.dw_hi = inf;
+  if (!a.has_affine() && a.kind == Kind::kRelu) k.dw_lo = 0.f;
+  else if (!a.has_affine() && a.kind == Kind::kClip) k.dw_lo = a.alpha, k.dw_hi = a.beta;
+  else k.dw_post_act = a.kind != Kind::kNone || a.has_affine();
+}
+
+// The lanes depthwise path with `width` channels per task (16: depthwise_lanes_avx512, 8:
+// depthwise_lanes_avx2): per-thread slots of the tile (`lanes_floats`) and a block's
+// weights, and constant weights laid out once here, per block of `width` channels.
+void set_dw_lanes(ConvKernel& k, int width, size_t lanes_floats, const Tensor* wc, int threads) {
+  k.dw_lanes = true;
+  k.dw_lanes_width = width;
+  k.dw_lanes_w_offset = lanes_floats;
+  k.dw_lanes_bytes = align64((lanes_floats + static_cast<size_t>(width * k.k_size)) * sizeof(float));
+  k.scratch = k.dw_lanes_bytes * static_cast<size_t>(threads);
+  if (!wc) return;
+  const int64_t blocks = (k.m_out + width - 1) / width;
+  k.dw_lanes_w.resize(static_cast<size_t>(blocks * width * k.k_size));
+  for (int64_t blk = 0; blk < blocks; ++blk) {
+    const float* src = wc->data_as<float>() + blk * width * k.k_size;
+    float* dst = k.dw_lanes_w.data() + blk * width * k.k_size;
+    const int channels = static_cast<int>(std::min<int64_t>(width, k.m_out - blk * width));
+    if (width == 16) cpu::depthwise_lanes_weights(src, k.k_size, channels, dst);
+    else cpu::depthwise_lanes8_weights(src, k.k_size, channels, dst);
+  }
+}
+#endif
 
 }  // namespace
 
@@ -799,16 +836,9 @@ Result<std::unique_ptr<Kernel>> make_Conv_gemm(const CompileContext& ctx) {
 #if defined(__x86_64__) || defined(_M_X64)
       const cpu::Conv2dGeometry& dg = kern->geom2d;
       if (avx512 && cpu::depthwise_avx512_supported(dg)) {
-        using Kind = FusedActivation::Kind;
-        const FusedActivation& a = kern->act;
-        const float inf = std::numeric_limits<float>::infinity();
         kern->dw_avx512 = true;
         kern->dw_plan = cpu::make_depthwise_plan(dg);
-        kern->dw_lo = -inf;
-        kern->dw_hi = inf;
-        if (!a.has_affine() && a.kind == Kind::kRelu) kern->dw_lo = 0.f;
-        else if (!a.has_affine() && a.kind == Kind::kClip) kern->dw_lo = a.alpha, kern->dw_hi = a.beta;
-        else kern->dw_post_act = a.kind != Kind::kNone || a.has_affine();
+        set_dw_clamp(*kern);
         kern->scratch = 0;
         // Channels in the lanes when an output row fits one 16-float vector, where the plane
         // kernel leaves lanes idle: MobileNetV2's 7 x 7 x 960 layer 0.076 -> 0.048 ms, its
@@ -817,18 +847,7 @@ Result<std::unique_ptr<Kernel>> make_Conv_gemm(const CompileContext& ctx) {
         // even; a 56 x 56 stride-2 layer: 0.117 -> 0.155).
         const size_t lanes_floats = cpu::depthwise_lanes_scratch_floats(dg);
         if (kern->mg == 1 && kern->k_size <= cpu::kDepthwiseAvx512MaxTaps && dg.ow <= 16) {
-          kern->dw_lanes = true;
-          kern->dw_lanes_w_offset = lanes_floats;
-          kern->dw_lanes_bytes = align64((lanes_floats + static_cast<size_t>(16 * kern->k_size)) * sizeof(float));
-          kern->scratch = kern->dw_lanes_bytes * static_cast<size_t>(threads);
-          if (const auto& wc = ctx.input(1).constant) {
-            const int64_t blocks = (kern->m_out + 15) / 16;
-            kern->dw_lanes_w.resize(static_cast<size_t>(blocks * 16 * kern->k_size));
-            for (int64_t blk16 = 0; blk16 < blocks; ++blk16)
-              cpu::depthwise_lanes_weights(wc->data_as<float>() + blk16 * 16 * kern->k_size, kern->k_size,
-                                           static_cast<int>(std::min<int64_t>(16, kern->m_out - blk16 * 16)),
-                                           kern->dw_lanes_w.data() + blk16 * 16 * kern->k_size);
-          }
+          set_dw_lanes(*kern, 16, lanes_floats, ctx.input(1).constant.get(), threads);
         }
       } else if (x86::best_isa() == x86::Isa::kAvx2 && kern->mg == 1 && kern->k_size <= cpu::kDepthwiseAvx512MaxTaps &&
                  cpu::depthwise_lanes8_scratch_floats(dg) * sizeof(float) <= kDwLanes8MaxScratch) {
@@ -837,28 +856,8 @@ Result<std::unique_ptr<Kernel>> make_Conv_gemm(const CompileContext& ctx) {
         // by plane at 2-5x onnxruntime's time and now run at 0.85-1.4x; unlike on AVX-512,
         // the lanes also won on wide planes (28 x 28: 0.97 -> 0.36 ms, 112 x 112 stride 2:
         // 1.0 -> 0.56-0.70), where the plane kernel's V16x2 blocks are not much faster.
-        using Kind = FusedActivation::Kind;
-        const FusedActivation& a = kern->act;
-        const float inf = std::numeric_limits<float>::infinity();
-        kern->dw_lo = -inf;
-        kern->dw_hi = inf;
-        if (!a.has_affine() && a.kind == Kind::kRelu) kern->dw_lo = 0.f;
-        else if (!a.has_affine() && a.kind == Kind::kClip) kern->dw_lo = a.alpha, kern->dw_hi = a.beta;
-        else kern->dw_post_act = a.kind != Kind::kNone || a.has_affine();
-        const size_t lanes_floats = cpu::depthwise_lanes8_scratch_floats(dg);
-        kern->dw_lanes = true;
-        kern->dw_lanes_width = 8;
-        kern->dw_lanes_w_offset = lanes_floats;
-        kern->dw_lanes_bytes = align64((lanes_floats + static_cast<size_t>(8 * kern->k_size)) * sizeof(float));
-        kern->scratch = kern->dw_lanes_bytes * static_cast<size_t>(threads);
-        if (const auto& wc = ctx.input(1).constant) {
-          const int64_t blocks = (kern->m_out + 7) / 8;
-          kern->dw_lanes_w.resize(static_cast<size_t>(blocks * 8 * kern->k_size));
-          for (int64_t blk = 0; blk < blocks; ++blk)
-            cpu::depthwise_lanes8_weights(wc->data_as<float>() + blk * 8 * kern->k_size, kern->k_size,
-                                          static_cast<int>(std::min<int64_t>(8, kern->m_out - blk * 8)),
-                                          kern->dw_lanes_w.data() + blk * 8 * kern->k_size);
-        }
+        set_dw_clamp(*kern);
+        set_dw_lanes(*kern, 8, cpu::depthwise_lanes8_scratch_floats(dg), ctx.input(1).constant.get(), threads);
       }
 #endif
     }

@@ -8,6 +8,7 @@
 
 #include "backends/cpu/x86/sgemm_epilogue_simd.h"
 #include "backends/cpu/x86/sgemm_kernels.h"
+#include "backends/cpu/x86/transpose8_avx2.h"
 
 namespace tessera::cpu {
 
@@ -142,25 +143,6 @@ void pack_b_panel_16(const float* src, int64_t rs, int64_t cs, int64_t kc, int c
   }
 }
 
-// 8 x 8 transpose of r[0..7] in place (r[i] lane j -> r[j] lane i).
-inline void transpose8(__m256 r[8]) {
-  const __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
-  const __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
-  const __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
-  const __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
-  const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
-  const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
-  const __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
-  const __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
-  r[0] = _mm256_permute2f128_ps(u0, u4, 0x20);
-  r[1] = _mm256_permute2f128_ps(u1, u5, 0x20);
-  r[2] = _mm256_permute2f128_ps(u2, u6, 0x20);
-  r[3] = _mm256_permute2f128_ps(u3, u7, 0x20);
-  r[4] = _mm256_permute2f128_ps(u0, u4, 0x31);
-  r[5] = _mm256_permute2f128_ps(u1, u5, 0x31);
-  r[6] = _mm256_permute2f128_ps(u2, u6, 0x31);
-  r[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
-}
 
 // SgemmPackAPanel for MR = 6. A row-major A (cs == 1) is read 8 columns of its 6 rows at a
 // time and transposed in registers (r[j] lane i = A[i][p + j], lanes 6 and 7 unused), each
@@ -174,7 +156,7 @@ void pack_a_panel_6(const float* src, int64_t rs, int64_t cs, int64_t kc, int ro
       __m256 r[8];
       for (int i = 0; i < kMr; ++i) r[i] = _mm256_loadu_ps(src + i * rs + p);
       r[6] = r[7] = _mm256_setzero_ps();
-      transpose8(r);
+      transpose8_avx2(r);
       for (int j = 0; j < 8; ++j) _mm256_maskstore_ps(dst + (p + j) * kMr, six, r[j]);
     }
   }

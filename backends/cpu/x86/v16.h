@@ -1,7 +1,12 @@
-// 16 floats as one GCC vector, and the fused activation on a row of them: shared by the
-// x86 Conv kernels (conv_x86.cc, conv_winograd.cc), whose hot loops are written on it
-// because the build's -O2 does not vectorize them by itself. Include only into functions
-// built per ISA (target_clones) or for the baseline; GCC lowers V16 to the target's vectors.
+// 16 floats as one GCC vector (V16) or two of 8 (V16x2), and the fused activation on a row
+// of them: shared by the x86 Conv kernels (conv_x86.cc, conv_winograd.cc) and the small-M
+// SGEMM, whose hot loops are written as templates on the vector type because the build's
+// -O2 does not vectorize them by itself; TSR_V16_VARIANTS builds each for AVX-512F (V16),
+// AVX2+FMA (V16x2) and the baseline (V16) and picks one per call.
+//
+// Not GCC's target_clones: GCC dispatches an "arch=haswell" clone by processor model
+// (__builtin_cpu_is), which no AMD CPU matches, so a Zen 3 ran the SSE2 baseline; and a
+// V16 variable in a clone without AVX-512 has no machine mode and lives on the stack.
 #pragma once
 
 #include <cstdint>
@@ -15,9 +20,9 @@
 
 namespace tessera::x86 {
 
-// 16 floats as one GCC vector: a zmm in the AVX-512 clone, two ymm in the AVX2 one; local
-// variables of this type stay in registers (an array of floats did not: the compiler kept
-// it on the stack and every tap stored and reloaded it).
+// 16 floats as one GCC vector: a zmm in the AVX-512 instances, where local variables of
+// this type stay in registers (an array of floats did not: the compiler kept it on the
+// stack and every tap stored and reloaded it).
 typedef float V16 __attribute__((vector_size(64)));
 
 // 16 floats as two GCC vectors of 8: the vector type of the AVX2 instances of the kernels
@@ -95,17 +100,6 @@ __attribute__((always_inline)) inline V16x2 pick_lanes(V16x2 a, V16x2 b) {
   return {__builtin_shuffle(a.lo, a.hi, even + Parity), __builtin_shuffle(b.lo, b.hi, even + Parity)};
 }
 
-// The ISA clones of the functions written on V16: AVX-512F, x86-64-v3 (AVX2 + FMA) and
-// baseline x86-64, picked by GCC's ifunc resolver at load time. The middle clone must be
-// named by ISA level, not by a processor: GCC resolves "arch=haswell" with
-// __builtin_cpu_is("haswell"), which is false on every AMD CPU (a Zen 3 ran the SSE2
-// baseline clone), while "arch=x86-64-v3" tests the features (__builtin_cpu_supports).
-#if defined(__x86_64__) || defined(_M_X64)
-#define TSR_X86_CLONES __attribute__((target_clones("avx512f", "arch=x86-64-v3", "default")))
-#else
-#define TSR_X86_CLONES
-#endif
-
 // Defines `attrs ret name params`, which runs the always-inline template name##_body<V>(args)
 // as built for the best path (best_isa(), per call): with V = V16 in an AVX-512F instance,
 // V16x2 in an AVX2+FMA one, V16 in the baseline otherwise (the only one on aarch64).
@@ -125,7 +119,7 @@ __attribute__((always_inline)) inline V16x2 pick_lanes(V16x2 a, V16x2 b) {
   attrs ret name params { return name##_body<V16> args; }
 #endif
 
-// The fused activation (and affine map) on one output row, inlined into each ISA clone of
+// The fused activation (and affine map) on one output row, inlined into each ISA instance of
 // the depthwise kernel: the common kinds on V16 vectors (the build's -O2 does not
 // vectorize such loops by itself), the rest and the row's tail through
 // FusedActivation::apply. NaN propagates as in the reference kernels (comparisons with NaN
