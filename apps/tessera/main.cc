@@ -434,7 +434,7 @@ int cmd_bench(const std::string& path, const InputArgs& ia, const std::string& b
   if (!json) {
     std::printf("model:        %s\n", path.c_str());
     std::printf("load:         %.3f ms\n", s.load_ms());
-    std::printf("threads:      %d (pool; MatMul/Gemm use it, reference kernels run on one)\n", s.threads());
+    std::printf("threads:      %d (the pool of the optimized kernels; reference kernels run on one)\n", s.threads());
     std::printf("runs:         %d after %d warm-up\n", runs, warmup);
     std::printf("median:       %.3f ms\n", median);
     std::printf("p90:          %.3f ms\n", p90);
@@ -536,8 +536,8 @@ int tessera_main(int argc, char** argv) {
   auto* bench = app.add_subcommand("bench", "time a .tsr model: load time, median and p90 latency");
   bench->add_option("model", bench_path, ".tsr file")->required();
   add_input_options(bench, bench_in);
-  bench->add_option("--threads", bench_threads, "CPU threads (the reference kernels use one)")
-      ->check(CLI::Range(1, 1024))->capture_default_str();
+  bench->add_option("--threads", bench_threads, "CPU threads (0: one per physical core; the reference kernels use one)")
+      ->check(CLI::Range(0, 1024))->capture_default_str();
   bench->add_option("--runs", bench_runs, "timed runs")->check(CLI::Range(1, 1000000))->capture_default_str();
   bench->add_option("--warmup", bench_warmup, "untimed warm-up runs")->check(CLI::Range(0, 1000000))->capture_default_str();
   bench->add_option("--backend", bench_backend, "backends in order of preference; the CPU is always the fallback")
