@@ -94,11 +94,14 @@ uint64_t weight_bytes(const Graph& g) {
 
 // ---- inputs for run / bench ----
 
-/// "1x3x1x1"-style dims for a declared shape, with 1 for each dynamic dim.
-std::string example_dims(const TensorInfo& t) {
-  std::string s;
-  for (size_t i = 0; i < t.shape.size(); ++i) s += (i ? "x" : "") + std::to_string(t.shape[i].is_static() ? t.shape[i].value : 1);
-  return s.empty() ? "scalar" : s;
+/// A declared shape as "[?, 3, 48, ?]" (a dynamic dim by its symbol, or ?).
+std::string declared_dims(const TensorInfo& t) {
+  std::string s = "[";
+  for (size_t i = 0; i < t.shape.size(); ++i) {
+    const auto& d = t.shape[i];
+    s += (i ? ", " : "") + (d.is_static() ? std::to_string(d.value) : d.symbol.empty() ? std::string("?") : d.symbol);
+  }
+  return s + "]";
 }
 
 struct InputArgs {
@@ -163,8 +166,10 @@ Result<std::vector<std::pair<std::string, Tensor>>> load_inputs(const Session& s
       for (const Dim& d : in.shape) {
         if (!d.is_static())
           return invalid_argument("input '" + in.name + "' dim " + std::to_string(shape.size()) + " is dynamic" +
-                                  (d.symbol.empty() ? std::string() : " ('" + d.symbol + "')") + "; give --shape " + in.name +
-                                  "=DIMS, e.g. --shape " + in.name + "=" + example_dims(in));
+                                  (d.symbol.empty() ? std::string() : " ('" + d.symbol + "')") + "; its declared shape is " +
+                                  declared_dims(in) + ": give --shape " + in.name + "=DIMS with a size for each of its " +
+                                  std::to_string(in.shape.size()) +
+                                  " dims, as the model's real inputs have them (1x3x224x224 for a typical image model)");
         shape.push_back(d.value);
       }
     }
