@@ -11,7 +11,7 @@
 #include <limits>
 
 #include "backends/cpu/x86/conv_avx512.h"
-#include "backends/cpu/x86/transpose8_avx2.h"
+#include "backends/cpu/x86/simd_avx2.h"
 
 namespace tessera::cpu {
 
@@ -19,11 +19,6 @@ namespace {
 
 constexpr int kL = 8;  // channels per task: the lanes of a ymm
 
-
-// Mask of the first n (0..8) lanes.
-inline __m256i first_lanes(int64_t n) {
-  return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-}
 
 // N output vectors of one row, from ox0: acc[j] = bias + sum_taps w[t] * T[..].
 template <int N>
@@ -79,7 +74,7 @@ void depthwise_lanes_avx2(const Conv2dGeometry& g, const float* x, const float* 
     const float* xrow = x + iy * g.iw;
     for (int64_t q0 = x_lo; q0 < x_hi; q0 += kL) {
       const int64_t n = std::min<int64_t>(kL, x_hi - q0);
-      const __m256i cols = first_lanes(n);
+      const __m256i cols = first_lanes_avx2(n);
       __m256 v[kL];
 #pragma GCC unroll 8
       for (int c = 0; c < kL; ++c)
@@ -112,7 +107,7 @@ void depthwise_lanes_avx2(const Conv2dGeometry& g, const float* x, const float* 
   const bool clamp = lo != -std::numeric_limits<float>::infinity() || hi != std::numeric_limits<float>::infinity();
   for (int64_t p0 = 0; p0 < out_size; p0 += kL) {
     const int64_t n = std::min<int64_t>(kL, out_size - p0);
-    const __m256i pos = first_lanes(n);
+    const __m256i pos = first_lanes_avx2(n);
     __m256 v[kL];
 #pragma GCC unroll 8
     for (int j = 0; j < kL; ++j) v[j] = j < n ? _mm256_load_ps(o + (p0 + j) * kL) : zero;

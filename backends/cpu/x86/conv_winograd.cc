@@ -45,10 +45,6 @@
 #include "backends/cpu/x86/v16.h"
 #include "runtime/ops/spatial_attrs.h"
 
-// load16 and friends take and return V16 by value; they are always inlined, so the
-// vector ABI of the baseline clone (no AVX-512) never applies.
-#pragma GCC diagnostic ignored "-Wpsabi"
-
 namespace tessera::x86 {
 
 namespace {

@@ -122,14 +122,13 @@ __attribute__((always_inline)) inline void dw_block_quarters(const float* q0, in
   }
 }
 
-// Copies n floats, or zeroes them (src null): 16 at a time in V16 vectors, the rest one by
-// one, inline. The planes of late depthwise layers are 7 to 14 floats wide, where a call to
-// memcpy or memset per row cost more than the taps (with the loop-pattern pass off in the
-// caller, GCC does not turn the tail loops back into such calls).
-// The 16-float pieces are constant-size copies, which GCC expands inline with the widest
-// moves the instance has (a V16 variable would bounce through the stack without AVX-512:
-// this also runs in the baseline-compiled im2col). V is kept for the callers' symmetry.
-template <class V = V16>
+// Copies n floats, or zeroes them (src null), inline: 16 at a time by constant-size copies,
+// which GCC expands with the widest moves of the function it is inlined into (a V16
+// variable would bounce through the stack without AVX-512; this also runs in the
+// baseline-compiled im2col), the rest one by one. The planes of late depthwise layers are
+// 7 to 14 floats wide, where a call to memcpy or memset per row cost more than the taps
+// (with the loop-pattern pass off in the caller, GCC does not turn the tail loops back
+// into such calls).
 __attribute__((always_inline)) inline void copy_row(float* dst, const float* src, int64_t n) {
   int64_t i = 0;
   for (; i + 16 <= n; i += 16) {
@@ -150,7 +149,7 @@ __attribute__((always_inline)) inline void flat_rows_out(const float* flat, int6
     if (zp) {
       for (int64_t ox = 0; ox < ow; ++ox) yr[ox] = fr[ox] + zp[oy * ow + ox];
     } else {
-      copy_row<V>(yr, fr, ow);
+      copy_row(yr, fr, ow);
     }
   }
   // Over the whole plane at once: per row, rows of 7 or 14 went through the scalar tail.
@@ -198,8 +197,8 @@ __attribute__((always_inline)) inline void depthwise_plane_impl_body(
     const int64_t c0 = std::min(pad_cols, std::max<int64_t>(0, pw)), c1 = std::max(c0, std::min(pad_cols, pw + iw));
     for (int64_t r = 0; r < pad_rows; ++r) {
       const int64_t xr = r - ph;
-      copy_row<V>(rowbuf, nullptr, round_up(pad_cols, kDwBlock));
-      if (xr >= 0 && xr < ih) copy_row<V>(rowbuf + c0, xp + xr * iw + (c0 - pw), c1 - c0);
+      copy_row(rowbuf, nullptr, round_up(pad_cols, kDwBlock));
+      if (xr >= 0 && xr < ih) copy_row(rowbuf + c0, xp + xr * iw + (c0 - pw), c1 - c0);
       float* de = padded + (r & 1) * 2 * qs + (r >> 1) * hc;  // quarter (r & 1, 0), row r / 2
       float* dodd = de + qs;                                   // quarter (r & 1, 1)
       for (int64_t c = 0; c < pad_cols; c += kDwBlock) {
@@ -233,7 +232,7 @@ __attribute__((always_inline)) inline void depthwise_plane_impl_body(
     float* dst = padded + r * pad_cols;
     const int64_t xr = r - ph;
     if (xr < 0 || xr >= ih) {
-      copy_row<V>(dst, nullptr, pad_cols);
+      copy_row(dst, nullptr, pad_cols);
       continue;
     }
     const float* src = xp + xr * iw;
@@ -247,7 +246,7 @@ __attribute__((always_inline)) inline void depthwise_plane_impl_body(
     const int64_t c0 = std::min(pad_cols, std::max<int64_t>(0, pw));          // first column inside X
     const int64_t c1 = std::max(c0, std::min(pad_cols, pw + iw));              // one past the last
     for (int64_t c = 0; c < c0; ++c) dst[c] = 0.f;  // borders are a few floats
-    copy_row<V>(dst + c0, src + (c0 - pw), c1 - c0);
+    copy_row(dst + c0, src + (c0 - pw), c1 - c0);
     for (int64_t c = c1; c < pad_cols; ++c) dst[c] = 0.f;
   }
   // Each output row in blocks of kDwBlock = 32 columns accumulated in two V16 registers over

@@ -8,7 +8,7 @@
 
 #include "backends/cpu/x86/sgemm_epilogue_simd.h"
 #include "backends/cpu/x86/sgemm_kernels.h"
-#include "backends/cpu/x86/transpose8_avx2.h"
+#include "backends/cpu/x86/simd_avx2.h"
 
 namespace tessera::cpu {
 
@@ -33,13 +33,6 @@ struct Vec {
 };
 
 constexpr int kMr = 6, kNr = 16;
-
-// Masks of the first `cols` (0..16) of 16 lanes, as two 8-lane halves.
-inline void lane_masks(int cols, __m256i& lo, __m256i& hi) {
-  const __m256i idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-  lo = _mm256_cmpgt_epi32(_mm256_set1_epi32(cols), idx);
-  hi = _mm256_cmpgt_epi32(_mm256_set1_epi32(cols - 8), idx);
-}
 
 void ukernel_6x16(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, const SgemmEpilogue& ep) {
   __m256 acc[kMr][2];
@@ -84,8 +77,7 @@ void ukernel_6x16(int64_t kc, const float* a, const float* b, float* c, int64_t 
   }
   // An edge tile (SgemmEpilogue::cols < 16): the same terms through masked loads and stores
   // of its first `cols` columns, so the driver needs no local tile and scalar epilogue.
-  __m256i m0, m1;
-  lane_masks(ep.cols, m0, m1);
+  const __m256i m0 = first_lanes_avx2(ep.cols), m1 = first_lanes_avx2(ep.cols - 8);
   auto finish = [&](__m256 a, __m256 bj, __m256 rb, const float* z, float* cv, __m256i mk) {
     __m256 r = _mm256_fmadd_ps(e.alpha, a, bj);
     if (e.read_c) r = _mm256_fmadd_ps(e.beta, _mm256_maskload_ps(cv, mk), r);
@@ -125,8 +117,7 @@ void pack_b_panel_16(const float* src, int64_t rs, int64_t cs, int64_t kc, int c
       }
       return;
     }
-    __m256i lo, hi;
-    lane_masks(cols, lo, hi);
+    const __m256i lo = first_lanes_avx2(cols), hi = first_lanes_avx2(cols - 8);
     for (int64_t p = 0; p < kc; ++p, src += rs, dst += kNr) {
       _mm256_store_ps(dst, _mm256_maskload_ps(src, lo));
       _mm256_store_ps(dst + 8, _mm256_maskload_ps(src + 8, hi));
@@ -146,7 +137,7 @@ void pack_b_panel_16(const float* src, int64_t rs, int64_t cs, int64_t kc, int c
 
 // SgemmPackAPanel for MR = 6. A row-major A (cs == 1) is read 8 columns of its 6 rows at a
 // time and transposed in registers (r[j] lane i = A[i][p + j], lanes 6 and 7 unused), each
-// p's 6 values stored with a masked store; the rest, and a transposed A, as the portable
+// p's 6 values stored as the first 6 of 8; the rest, and a transposed A, as the portable
 // loop.
 void pack_a_panel_6(const float* src, int64_t rs, int64_t cs, int64_t kc, int rows, float* dst) {
   int64_t p = 0;
@@ -157,7 +148,10 @@ void pack_a_panel_6(const float* src, int64_t rs, int64_t cs, int64_t kc, int ro
       for (int i = 0; i < kMr; ++i) r[i] = _mm256_loadu_ps(src + i * rs + p);
       r[6] = r[7] = _mm256_setzero_ps();
       transpose8_avx2(r);
-      for (int j = 0; j < 8; ++j) _mm256_maskstore_ps(dst + (p + j) * kMr, six, r[j]);
+      // Each p's 8-float store spills 2 floats into p + 1's slot, which the next store
+      // overwrites; only the block's last is masked (masked stores are slow on AMD CPUs).
+      for (int j = 0; j < 7; ++j) _mm256_storeu_ps(dst + (p + j) * kMr, r[j]);
+      _mm256_maskstore_ps(dst + (p + 7) * kMr, six, r[7]);
     }
   }
   for (; p < kc; ++p)

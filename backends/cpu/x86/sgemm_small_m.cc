@@ -11,12 +11,9 @@
 
 #include "backends/cpu/x86/v16.h"
 
-#pragma GCC diagnostic ignored "-Wpsabi"  // V16 by value only in always-inline helpers
-
 namespace tessera::cpu {
 
 namespace {
-
 
 using x86::load;
 using x86::store16;

@@ -52,11 +52,6 @@ TSR_V16X2_OP(/)
 #undef TSR_V16X2_OP
 
 // Loads and stores of 16 floats at any alignment, for either vector type.
-__attribute__((always_inline)) inline V16 load16(const float* p) {
-  V16 v;
-  __builtin_memcpy(&v, p, sizeof v);
-  return v;
-}
 __attribute__((always_inline)) inline void store16(float* p, V16 v) { __builtin_memcpy(p, &v, sizeof v); }
 __attribute__((always_inline)) inline void store16(float* p, V16x2 v) {
   __builtin_memcpy(p, &v.lo, sizeof v.lo);
@@ -66,7 +61,9 @@ template <class V>
 __attribute__((always_inline)) inline V load(const float* p);
 template <>
 __attribute__((always_inline)) inline V16 load<V16>(const float* p) {
-  return load16(p);
+  V16 v;
+  __builtin_memcpy(&v, p, sizeof v);
+  return v;
 }
 template <>
 __attribute__((always_inline)) inline V16x2 load<V16x2>(const float* p) {
@@ -124,7 +121,7 @@ __attribute__((always_inline)) inline V16x2 pick_lanes(V16x2 a, V16x2 b) {
 // vectorize such loops by itself), the rest and the row's tail through
 // FusedActivation::apply. NaN propagates as in the reference kernels (comparisons with NaN
 // are false, so a NaN passes through the selects).
-template <class V = V16>
+template <class V>
 __attribute__((always_inline)) inline void activate_row(const FusedActivation& a, float* y, int64_t n) {
   using K = FusedActivation::Kind;
   const bool vec = a.kind == K::kRelu || a.kind == K::kClip || a.kind == K::kHardSwish || a.kind == K::kNone;

@@ -1,6 +1,6 @@
-// In-register transpose of an 8 x 8 float block for the AVX2 kernels (SGEMM panel packing,
-// the depthwise conv's channel-lane tiles). Include only from files compiled with -mavx2
-// (the *_avx2.cc files).
+// Small helpers of the AVX2 kernels (SGEMM panel packing and epilogue, the depthwise conv's
+// channel-lane tiles): an in-register 8 x 8 transpose and lane masks. Include only from
+// files compiled with -mavx2 (the *_avx2.cc files).
 #pragma once
 
 #include <immintrin.h>
@@ -26,6 +26,12 @@ __attribute__((always_inline)) inline void transpose8_avx2(__m256 r[8]) {
   r[5] = _mm256_permute2f128_ps(u1, u5, 0x31);
   r[6] = _mm256_permute2f128_ps(u2, u6, 0x31);
   r[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
+}
+
+/// The mask of the first n lanes of 8 (n <= 0: none, n >= 8: all), for maskload/maskstore.
+__attribute__((always_inline)) inline __m256i first_lanes_avx2(int64_t n) {
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n < 0 ? 0 : n > 8 ? 8 : n)),
+                            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
 
 }  // namespace tessera::cpu
