@@ -22,11 +22,14 @@
 #include "backends/cpu/x86/isa_x86.h"
 #include "runtime/plan/plan.h"
 #include "graph_test_util.h"
+#include "x86_test_util.h"
 
 namespace tessera {
 namespace {
 
 using namespace graph_test;
+using tessera::testing::available_isas;
+using tessera::testing::IsaScope;
 
 struct Spec {
   int64_t n = 1, c = 16, m = 16, h = 8, w = 8, k = 3, stride = 1, dilation = 1;
@@ -205,10 +208,26 @@ void check(const Spec& s, uint32_t seed) {
   }
 }
 
-bool have_avx512() { return x86::best_isa() == x86::Isa::kAvx512; }
+// The NCHW16c paths this CPU runs: AVX-512F and AVX2+FMA (empty: the tests skip).
+std::vector<x86::Isa> nchwc_isas() {
+  std::vector<x86::Isa> v;
+  for (x86::Isa i : available_isas())
+    if (i == x86::Isa::kAvx512 || i == x86::Isa::kAvx2) v.push_back(i);
+  return v;
+}
 
-TEST(Nchwc, ConvShapesMatchThePlainKernels) {
-  if (!have_avx512()) GTEST_SKIP() << "NCHW16c needs AVX-512F, which this CPU lacks";
+// Runs `body` once per NCHW16c path, that path forced for the plain plan too.
+#define TSR_FOR_EACH_NCHWC_ISA(body)                                                       \
+  do {                                                                                     \
+    if (nchwc_isas().empty()) GTEST_SKIP() << "NCHW16c needs AVX-512F or AVX2, which this CPU lacks"; \
+    for (x86::Isa isa : nchwc_isas()) {                                                    \
+      IsaScope scope(isa);                                                                 \
+      SCOPED_TRACE(std::string("path ") + x86::isa_name(isa));                             \
+      body();                                                                              \
+    }                                                                                      \
+  } while (0)
+
+void ConvShapesMatchThePlainKernels() {
   std::vector<Spec> specs;
   auto add = [&](Spec s) { specs.push_back(s); };
   // 1x1 over the whole plane: odd plane sizes (one row of fewer than 14 pixels, rows of
@@ -267,13 +286,13 @@ TEST(Nchwc, ConvShapesMatchThePlainKernels) {
   uint32_t seed = 11;
   for (const Spec& s : specs) check(s, seed++);
 }
+TEST(Nchwc, ConvShapesMatchThePlainKernels) { TSR_FOR_EACH_NCHWC_ISA(ConvShapesMatchThePlainKernels); }
 
 // An Inf in X makes 0 * Inf = NaN in the padding lanes of a Conv with 17 output channels
 // unless they are written 0; the next Conv would then read NaN around that pixel where the
 // activation between them had made the valid channels finite again (found by a fuzzer
 // against onnxruntime). The NCHW16c plan must give the plain plan's finite outputs.
-TEST(Nchwc, InfInputsLeaveThePaddingLanesFinite) {
-  if (!have_avx512()) GTEST_SKIP() << "NCHW16c needs AVX-512F, which this CPU lacks";
+void InfInputsLeaveThePaddingLanesFinite() {
   for (const char* act : {"Sigmoid", "HardSigmoid", "Tanh"}) {
     // x [1, 3, 5, 4] with one +Inf -> 1x1 Conv to 17 channels (blocked: 15 padding lanes)
     // -> act (finite again) -> 3x3 Conv to 16 reading the 17 channels blocked.
@@ -303,14 +322,14 @@ TEST(Nchwc, InfInputsLeaveThePaddingLanesFinite) {
     }
   }
 }
+TEST(Nchwc, InfInputsLeaveThePaddingLanesFinite) { TSR_FOR_EACH_NCHWC_ISA(InfInputsLeaveThePaddingLanesFinite); }
 
 // The in-place residual (Step::inplace_input) only where the residual dies at the Conv: a
 // chain z -> y1 = Relu(Conv(x) + z) (in place) -> y2 = Relu(Conv(y1) + y1) (y1 is also X:
 // not in place, the Conv reads rows of y1 that other rows' outputs would overwrite) ->
 // y3 = Relu(Conv(y2) + z2) with z2 read again afterwards (not in place) -> y3 + z2. The
 // outputs against the plain plan, at 1 and 2 threads.
-TEST(Nchwc, InPlaceResidualOnlyWhereItDies) {
-  if (!have_avx512()) GTEST_SKIP() << "NCHW16c needs AVX-512F, which this CPU lacks";
+void InPlaceResidualOnlyWhereItDies() {
   std::mt19937 rng(5);
   Built b;
   Graph& g = b.g;
@@ -353,6 +372,7 @@ TEST(Nchwc, InPlaceResidualOnlyWhereItDies) {
     EXPECT_EQ(bad, 0);
   }
 }
+TEST(Nchwc, InPlaceResidualOnlyWhereItDies) { TSR_FOR_EACH_NCHWC_ISA(InPlaceResidualOnlyWhereItDies); }
 
 // Every output of `got` within 1e-5 of the largest magnitude of the same output of `want`
 // (sums of hundreds of terms cancel, so a bound per element would be tighter than the
@@ -391,8 +411,7 @@ void expect_blocked_matches_plain(const Built& b, int to_blocked, const std::str
 // round_prefer_floor) and sizes 7 x 13 from 5 x 6; linear declines and converts. Each graph
 // against the plain plan at 1 and 2 threads (the Resize's output too), with the planned
 // layout.
-TEST(Nchwc, NearestResizeOnBlockedValues) {
-  if (!have_avx512()) GTEST_SKIP() << "NCHW16c needs AVX-512F, which this CPU lacks";
+void NearestResizeOnBlockedValues() {
   struct Case {
     std::string mode, coord, nearest;
     std::vector<float> scales;   // empty: sizes
@@ -445,13 +464,13 @@ TEST(Nchwc, NearestResizeOnBlockedValues) {
     expect_blocked_matches_plain(b, cs.blocked ? 1 : 2, cs.mode + " " + cs.coord + " " + cs.nearest);
   }
 }
+TEST(Nchwc, NearestResizeOnBlockedValues) { TSR_FOR_EACH_NCHWC_ISA(NearestResizeOnBlockedValues); }
 
 // Concat along channels of blocked Convs' outputs stays blocked when every input but the
 // last has a multiple of 16 channels: 32 + 16 + 20 (the last one's padding lanes are the
 // output's), batch 2, axis 1 and -3. 24 + 16 declines and converts. Against the plain
 // plan at 1 and 2 threads, the Concat's own output too, with the planned conversions.
-TEST(Nchwc, ConcatOnBlockedValues) {
-  if (!have_avx512()) GTEST_SKIP() << "NCHW16c needs AVX-512F, which this CPU lacks";
+void ConcatOnBlockedValues() {
   struct Case {
     std::vector<int64_t> channels;
     int64_t axis;
@@ -488,13 +507,13 @@ TEST(Nchwc, ConcatOnBlockedValues) {
     expect_blocked_matches_plain(b, cs.blocked ? 1 : 2, what);
   }
 }
+TEST(Nchwc, ConcatOnBlockedValues) { TSR_FOR_EACH_NCHWC_ISA(ConcatOnBlockedValues); }
 
 // Elementwise ops between blocked Convs run on the blocked storage (plan_nchwc_elementwise):
 // a squeeze-and-excitation block (GlobalAveragePool -> 1x1 Convs -> HardSigmoid -> a
 // channel-wise Mul), an Add of a same-shape graph input, a Sub of a scalar, a Mul by a
 // per-channel constant, then activations; against the plain plan, at 1 and 2 threads.
-TEST(Nchwc, ElementwiseOpsOnBlockedValues) {
-  if (!have_avx512()) GTEST_SKIP() << "NCHW16c needs AVX-512F, which this CPU lacks";
+void ElementwiseOpsOnBlockedValues() {
   for (int64_t m : {20, 32})
     for (int variant = 0; variant < 4; ++variant) {
       std::mt19937 rng(static_cast<uint32_t>(40 + m + variant));
@@ -554,6 +573,7 @@ TEST(Nchwc, ElementwiseOpsOnBlockedValues) {
       }
     }
 }
+TEST(Nchwc, ElementwiseOpsOnBlockedValues) { TSR_FOR_EACH_NCHWC_ISA(ElementwiseOpsOnBlockedValues); }
 
 TEST(Nchwc, OffMeansNoBlockedValues) {
   Spec s{1, 32, 32, 8, 8, 3, 1, 1, {1, 1, 1, 1}, false, true, 2, "Relu"};

@@ -1,6 +1,6 @@
 // The NCHW16c Conv kernel (conv_nchwc.h): its plan, made once at compile time, and its
 // tasks spread over the thread pool. ISA-independent code; the micro-tiles are in
-// conv_nchwc_avx512.cc.
+// conv_nchwc_impl.h, instanced by conv_nchwc_avx512.cc and conv_nchwc_avx2.cc.
 #include "backends/cpu/x86/conv_nchwc.h"
 
 #include <sys/mman.h>
@@ -38,13 +38,20 @@ int64_t nchwc_conv_tasks(const NchwcConvPlan& p) {
   return ceil_div(p.g.oh, p.rows_per_task) * ceil_div(p.ocb, p.ocb_per_task);
 }
 
-bool make_nchwc_conv_plan(const Conv2dGeometry& g0, int64_t c_in, int64_t c_out, int64_t group, bool x_blocked,
-                          const float* w, const float* b, const FusedActivation& act, int threads, NchwcConvPlan* p) {
+void nchwc_conv_task(const NchwcConvPlan& p, const float* x, const float* z, float* y, int64_t t, float* tile) {
+  if (p.isa == x86::Isa::kAvx512) nchwc_conv_task_avx512(p, x, z, y, t, tile);
+  else nchwc_conv_task_avx2(p, x, z, y, t, tile);
+}
+
+bool make_nchwc_conv_plan(x86::Isa isa, const Conv2dGeometry& g0, int64_t c_in, int64_t c_out, int64_t group,
+                          bool x_blocked, const float* w, const float* b, const FusedActivation& act, int threads, NchwcConvPlan* p) {
   const bool depthwise = group > 1 && group == c_in && group == c_out;
   if ((group != 1 && !depthwise) || (depthwise && !x_blocked) || c_in < 1 || c_out < 1 || !w) return false;
   if (depthwise && (g0.sw > 2 || g0.kh * g0.kw > kNchwcDwMaxTaps)) return false;
   if (g0.oh < 1 || g0.ow < 1 || g0.kh < 1 || g0.kw < 1 || g0.sh < 1 || g0.sw < 1) return false;
+  if (isa != x86::Isa::kAvx512 && isa != x86::Isa::kAvx2) return false;
   NchwcConvPlan& q = *p;
+  q.isa = isa;
   q.g = g0;
   Conv2dGeometry& g = q.g;
   q.c_in = c_in;
@@ -77,13 +84,16 @@ bool make_nchwc_conv_plan(const Conv2dGeometry& g0, int64_t c_in, int64_t c_out,
   }
   const int64_t in_plane = flat ? q.pixels * pitch : g.ih * g.iw * pitch;
 
-  // Micro-tile: 2 blocks x 14 pixels on rows of 14 or more, else as many blocks as the row's
-  // pixels leave accumulators for (7 x 7 planes: 4 blocks x 7 pixels).
-  if (g.ow >= 10) q.nob = 2;
+  // Micro-tile. AVX-512: 2 blocks x 14 pixels on rows of 14 or more, else as many blocks as
+  // the row's pixels leave accumulators for (7 x 7 planes: 4 blocks x 7 pixels). AVX2: 1
+  // block x 6 pixels (MobileNetV2 at 1 thread: 2 blocks x 3 pixels 12% slower, 3 x 2 29%).
+  if (isa == x86::Isa::kAvx2) q.nob = 1;
+  else if (g.ow >= 10) q.nob = 2;
   else if (g.ow >= 8) q.nob = 3;
   else q.nob = 4;
   q.nob = static_cast<int>(std::min<int64_t>(q.nob, q.ocb));
-  q.pw = static_cast<int>(std::min<int64_t>(kNchwcMaxPw[q.nob], g.ow));
+  const int* max_pw = isa == x86::Isa::kAvx512 ? kNchwcMaxPw512 : kNchwcMaxPwAvx2;
+  q.pw = static_cast<int>(std::min<int64_t>(max_pw[q.nob], g.ow));
 
   // Tasks: rows whose input fits kTaskInputBytes, all channel blocks; then, for threads,
   // at least 2 tasks per thread, splitting the channel blocks when the weights outweigh
@@ -237,7 +247,7 @@ class NchwcConvKernel final : public Kernel {
         const int64_t t0 = total * slot / slots, t1 = total * (slot + 1) / slots;
         for (int64_t t = t0; t < t1; ++t) {
           const int64_t n = t / tasks;
-          cpu::nchwc_conv_task_avx512(p, x + n * x_image, z ? z + n * y_image : nullptr, y + n * y_image, t % tasks, tile);
+          cpu::nchwc_conv_task(p, x + n * x_image, z ? z + n * y_image : nullptr, y + n * y_image, t % tasks, tile);
         }
       }
     });
@@ -251,6 +261,7 @@ class NchwcReorderKernel final : public Kernel {
   int64_t n = 1, c = 1, hw = 1;
   bool to_blocked = true;
   int threads = 1;
+  Isa isa = Isa::kAvx512;
 
   Status run(const KernelContext& ctx) const override {
     const float* x = ctx.input(0).data_as<float>();
@@ -261,8 +272,15 @@ class NchwcReorderKernel final : public Kernel {
     parallel_for(pool, units, [&](int64_t lo, int64_t hi) {
       for (int64_t u = lo; u < hi; ++u) {
         const int64_t i = u / cbs, cb = u % cbs;
-        if (to_blocked) cpu::nchwc_from_nchw_avx512(x + i * plain, c, hw, cb, cb + 1, y + i * blocked);
-        else cpu::nchw_from_nchwc_avx512(x + i * blocked, c, hw, cb, cb + 1, y + i * plain);
+        const float* xi = x + i * (to_blocked ? plain : blocked);
+        float* yi = y + i * (to_blocked ? blocked : plain);
+        if (isa == Isa::kAvx512) {
+          if (to_blocked) cpu::nchwc_from_nchw_avx512(xi, c, hw, cb, cb + 1, yi);
+          else cpu::nchw_from_nchwc_avx512(xi, c, hw, cb, cb + 1, yi);
+        } else {
+          if (to_blocked) cpu::nchwc_from_nchw_avx2(xi, c, hw, cb, cb + 1, yi);
+          else cpu::nchw_from_nchwc_avx2(xi, c, hw, cb, cb + 1, yi);
+        }
       }
     });
     return Status::ok();
@@ -277,6 +295,7 @@ class NchwcPoolKernel final : public Kernel {
   cpu::Conv2dGeometry g;  // MaxPool
   int64_t n = 1, c = 1;
   int threads = 1;
+  Isa isa = Isa::kAvx512;
 
   Status run(const KernelContext& ctx) const override {
     const float* x = ctx.input(0).data_as<float>();
@@ -288,10 +307,16 @@ class NchwcPoolKernel final : public Kernel {
     parallel_for(pool, units, [&](int64_t lo, int64_t hi) {
       for (int64_t u = lo; u < hi; ++u) {
         const int64_t i = u / cbs, cb = u % cbs;
-        if (global_average)
-          cpu::nchwc_global_average_pool_avx512(x + i * x_image, c, g.ih * g.iw, cb, cb + 1, y + i * y_image);
-        else
-          cpu::nchwc_max_pool_avx512(g, x + i * x_image, cb, cb + 1, y + i * y_image);
+        const float* xi = x + i * x_image;
+        float* yi = y + i * y_image;
+        const bool avx512 = isa == Isa::kAvx512;
+        if (global_average) {
+          if (avx512) cpu::nchwc_global_average_pool_avx512(xi, c, g.ih * g.iw, cb, cb + 1, yi);
+          else cpu::nchwc_global_average_pool_avx2(xi, c, g.ih * g.iw, cb, cb + 1, yi);
+        } else {
+          if (avx512) cpu::nchwc_max_pool_avx512(g, xi, cb, cb + 1, yi);
+          else cpu::nchwc_max_pool_avx2(g, xi, cb, cb + 1, yi);
+        }
       }
     });
     return Status::ok();
@@ -409,7 +434,8 @@ bool conv_shape(const CompileContext& ctx, ConvShape* s) {
 }  // namespace
 
 int nchwc_mode(const CompileContext& ctx) {
-  if (best_isa() != Isa::kAvx512 || !(ctx.node.domain.empty() || ctx.node.domain == "ai.onnx")) return 0;
+  const Isa isa = best_isa();
+  if ((isa != Isa::kAvx512 && isa != Isa::kAvx2) || !(ctx.node.domain.empty() || ctx.node.domain == "ai.onnx")) return 0;
   const std::string& op = ctx.node.op_type;
   if (op == "Conv") {
     ConvShape s;
@@ -462,6 +488,7 @@ Result<std::unique_ptr<Kernel>> make_nchwc_kernel(const CompileContext& ctx) {
     return std::unique_ptr<Kernel>(std::move(k));
   }
   auto k = std::make_unique<NchwcPoolKernel>();
+  k->isa = best_isa();
   k->n = xs[0];
   k->c = xs[1];
   k->threads = std::max(1, ctx.threads);
@@ -486,7 +513,7 @@ Result<std::unique_ptr<Kernel>> make_Conv_nchwc(const CompileContext& ctx) {
   const bool has_bias = ctx.node.inputs.size() > 2 && ctx.has_input(2);
   auto k = std::make_unique<NchwcConvKernel>();
   k->threads = std::max(1, ctx.threads);
-  if (!cpu::make_nchwc_conv_plan(s.g, s.c_in, s.c_out, s.group, x_blocked, ctx.input(1).constant->data_as<float>(),
+  if (!cpu::make_nchwc_conv_plan(best_isa(), s.g, s.c_in, s.c_out, s.group, x_blocked, ctx.input(1).constant->data_as<float>(),
                                  has_bias ? ctx.input(2).constant->data_as<float>() : nullptr, tail.act, k->threads, &k->p))
     return std::unique_ptr<Kernel>();
   k->batch = s.batch;
@@ -506,6 +533,7 @@ std::unique_ptr<Kernel> make_nchwc_reorder(const Shape& shape, bool to_blocked, 
   for (size_t d = 2; d < shape.size(); ++d) k->hw *= shape[d];
   k->to_blocked = to_blocked;
   k->threads = std::max(1, threads);
+  k->isa = best_isa();
   return k;
 }
 

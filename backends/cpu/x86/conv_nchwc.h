@@ -2,8 +2,8 @@
 // "nChw16c"): a tensor of logical shape [N, C, H, W] is stored as
 //   Xb[n][c / 16][h][w][c % 16],  ceil(C / 16) blocks of 16 channels,
 // the channels past C in the last block padding (any finite value; weights read them as 0).
-// One 16-channel block of one pixel is one AVX-512 vector, so a Conv reads its input in
-// place, with no im2col matrix and no transposes, and runs of convolutions keep the layout
+// One 16-channel block of one pixel is one AVX-512 vector (two AVX2 vectors), so a Conv
+// reads its input in place, with no im2col matrix and no transposes, and runs of convolutions keep the layout
 // from one to the next (the planner converts at the edges of such runs: nchwc_layout.h).
 //
 // Math: ONNX Conv-1/11, 2-D, group 1 or depthwise (group == C_in == C_out), with the fused
@@ -13,10 +13,10 @@
 //                           X[n, c, oy*sh - ph + ky*dh, ox*sw - pw + kx*dw] + Z[n, m, oy, ox]),
 // X zero outside the ih x iw plane.
 //
-// Method (AVX-512; the direct convolution of Georganas et al., "Anatomy of High-Performance
-// Deep Learning Convolutions on SIMD Architectures", SC 2018): each micro-tile keeps PW
-// output pixels of one row x NOB blocks of 16 output channels in PW * NOB <= 28 zmm
-// accumulators; per input channel and tap it loads NOB weight vectors and broadcasts one
+// Method (AVX-512 and AVX2, one template: conv_nchwc_impl.h; the direct convolution of
+// Georganas et al., "Anatomy of High-Performance Deep Learning Convolutions on SIMD
+// Architectures", SC 2018): each micro-tile keeps PW output pixels of one row x NOB blocks
+// of 16 output channels in PW * NOB <= 28 zmm accumulators (AVX2: 2 * PW * NOB <= 12 ymm); per input channel and tap it loads NOB weight vectors and broadcasts one
 // input value per pixel, so the input is the GEMM's A operand read in place (pixels PW apart
 // at a fixed stride) and the pre-packed weights its B. Sums run over the channel blocks,
 // then the taps, then the 16 channels of a block (another order than the reference's, so
@@ -36,18 +36,23 @@
 
 #include "backends/backend.h"
 #include "backends/cpu/x86/conv_avx512.h"
+#include "backends/cpu/x86/isa_x86.h"
 
 namespace tessera::cpu {
 
 constexpr int64_t kNchwcBlock = 16;
 constexpr int64_t kNchwcDwMaxTaps = 64;  // depthwise: kh * kw, stride along W 1 or 2
-/// Micro-tiles: at most kNchwcMaxPw[nob] pixels for nob = 1..4 channel blocks (pixels x
-/// blocks <= 28 accumulators, 3 zmm left for weights and the broadcast).
-constexpr int kNchwcMaxPw[5] = {0, 14, 14, 9, 7};
+/// Micro-tiles: at most kNchwcMaxPw512[nob] pixels for nob = 1..4 channel blocks on
+/// AVX-512 (pixels x blocks <= 28 zmm accumulators, 3 left for weights and the broadcast),
+/// kNchwcMaxPwAvx2[nob] on AVX2 (a block is two ymm: 2 x pixels x blocks <= 12
+/// accumulators, 4 of the 16 ymm left).
+constexpr int kNchwcMaxPw512[5] = {0, 14, 14, 9, 7};
+constexpr int kNchwcMaxPwAvx2[5] = {0, 6, 3, 2, 1};
 
 /// What a compiled NCHW16c conv shares across runs: geometry, the per-task tiling, the tap
 /// offsets and the packed weights.
 struct NchwcConvPlan {
+  x86::Isa isa = x86::Isa::kAvx512;  // the micro-tiles' path: kAvx512 or kAvx2
   // Of one image. A 1x1 stride-1 unpadded conv runs over its plane as rows of ow pixels
   // (oh = ceil(H W / ow); the last row has last_ow), whatever H and W are.
   Conv2dGeometry g;
@@ -87,15 +92,15 @@ struct NchwcConvPlan {
   int64_t tile_floats() const;          // per task
 };
 
-/// Builds the plan for one image's geometry g (any kernel, strides, dilations and leading
-/// pads; the output size in g decides the trailing pads), c_in -> c_out channels; `w` is W
-/// (c_out x c_in/group x kh x kw, row-major), `b` B (c_out) or null; act the fused
-/// activation; threads the pool's size (tasks are cut so that it divides their count).
+/// Builds the plan, for path `isa` (kAvx512 or kAvx2), of one image's geometry g (any
+/// kernel, strides, dilations and leading pads; the output size in g decides the trailing
+/// pads), c_in -> c_out channels; `w` is W (c_out x c_in/group x kh x kw, row-major), `b` B
+/// (c_out) or null; act the fused activation; threads the pool's size (tasks are cut so that it divides their count).
 /// Returns false for what this path does not take: a group that is neither 1 nor depthwise
 /// (group == c_in == c_out), a depthwise conv with a plain X, a stride along W above 2 or
 /// more than kNchwcDwMaxTaps taps, or weights that cannot be allocated.
-bool make_nchwc_conv_plan(const Conv2dGeometry& g, int64_t c_in, int64_t c_out, int64_t group, bool x_blocked,
-                          const float* w, const float* b, const FusedActivation& act, int threads, NchwcConvPlan* p);
+bool make_nchwc_conv_plan(x86::Isa isa, const Conv2dGeometry& g, int64_t c_in, int64_t c_out, int64_t group,
+                          bool x_blocked, const float* w, const float* b, const FusedActivation& act, int threads, NchwcConvPlan* p);
 
 /// Tasks per image: output-row ranges x output-channel-block ranges.
 int64_t nchwc_conv_tasks(const NchwcConvPlan& p);
@@ -104,23 +109,30 @@ int64_t nchwc_conv_tasks(const NchwcConvPlan& p);
 /// in its layout, z and y NCHW16c; z may be null, or y itself: each element of z is read
 /// before that element of y is written), tile holds p.tile_floats() floats (64-byte
 /// aligned). Writes the task's rows and channel blocks of Y, the channels past c_out as 0.
-/// Only call on a CPU with AVX-512F.
+/// nchwc_conv_task dispatches on p.isa; the _avx512 (_avx2) instance needs a CPU with
+/// AVX-512F (AVX2 and FMA).
+void nchwc_conv_task(const NchwcConvPlan& p, const float* x, const float* z, float* y, int64_t t, float* tile);
 void nchwc_conv_task_avx512(const NchwcConvPlan& p, const float* x, const float* z, float* y, int64_t t, float* tile);
+void nchwc_conv_task_avx2(const NchwcConvPlan& p, const float* x, const float* z, float* y, int64_t t, float* tile);
 
 /// MaxPool (ONNX MaxPool-12, no Indices) of one image's channel blocks [cb0, cb1) in
 /// NCHW16c: y (blocks x oh x ow x 16) = the max over the taps inside x (blocks x ih x iw x
 /// 16; g's kernel, strides, dilations and leading pads), a NaN tap skipped as by the
 /// reference, the lowest float where no tap is inside. And GlobalAveragePool (-1) of one
 /// image from NCHW16c x (blocks x hw x 16) to plain y (c floats): the float mean of each
-/// channel (the reference sums in double: they agree to rounding). Only call on a CPU with
-/// AVX-512F.
+/// channel (the reference sums in double: they agree to rounding). The _avx512 (_avx2)
+/// instances need a CPU with AVX-512F (AVX2 and FMA).
 void nchwc_max_pool_avx512(const Conv2dGeometry& g, const float* x, int64_t cb0, int64_t cb1, float* y);
 void nchwc_global_average_pool_avx512(const float* x, int64_t c, int64_t hw, int64_t cb0, int64_t cb1, float* y);
+void nchwc_max_pool_avx2(const Conv2dGeometry& g, const float* x, int64_t cb0, int64_t cb1, float* y);
+void nchwc_global_average_pool_avx2(const float* x, int64_t c, int64_t hw, int64_t cb0, int64_t cb1, float* y);
 
 /// NCHW -> NCHW16c for one image: x (c x hw) -> y (ceil(c/16) x hw x 16), padding
 /// channels 0. And back: y (c x hw) from x (ceil(c/16) x hw x 16). Channel blocks
-/// [cb0, cb1) only. Only call on a CPU with AVX-512F.
+/// [cb0, cb1) only. The _avx512 (_avx2) instances need a CPU with AVX-512F (AVX2).
 void nchwc_from_nchw_avx512(const float* x, int64_t c, int64_t hw, int64_t cb0, int64_t cb1, float* y);
 void nchw_from_nchwc_avx512(const float* x, int64_t c, int64_t hw, int64_t cb0, int64_t cb1, float* y);
+void nchwc_from_nchw_avx2(const float* x, int64_t c, int64_t hw, int64_t cb0, int64_t cb1, float* y);
+void nchw_from_nchwc_avx2(const float* x, int64_t c, int64_t hw, int64_t cb0, int64_t cb1, float* y);
 
 }  // namespace tessera::cpu

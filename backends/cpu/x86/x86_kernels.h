@@ -19,7 +19,7 @@ Result<std::unique_ptr<Kernel>> make_Gemm(const CompileContext& ctx);
 /// depthwise-like 2-D convs (fewer than 4 output channels per group).
 Result<std::unique_ptr<Kernel>> make_Conv(const CompileContext& ctx);
 
-/// The blocked layout NCHW16c (conv_nchwc.h; x86-64 with AVX-512F). nchwc_mode: how this
+/// The blocked layout NCHW16c (conv_nchwc.h; x86-64 with AVX-512F or AVX2). nchwc_mode: how this
 /// node runs in it, given ctx.nchwc_inputs (bit i: input i is blocked now): 1 = blocked output
 /// (Conv: float32, 2-D, constant W and B, group 1 or depthwise at stride <= 2, at least 16
 /// output channels, X either way; MaxPool without Indices, and a Resize that copies rows
@@ -32,7 +32,8 @@ int nchwc_mode(const CompileContext& ctx);
 Result<std::unique_ptr<Kernel>> make_nchwc_kernel(const CompileContext& ctx);
 Result<std::unique_ptr<Kernel>> make_Conv_nchwc(const CompileContext& ctx);
 /// The layout conversion of one float32 tensor [N, C, spatial...]: NCHW -> NCHW16c
-/// (to_blocked; the padding channels written 0) or back. Only run on a CPU with AVX-512F.
+/// (to_blocked; the padding channels written 0) or back, on the path best_isa() gives now
+/// (AVX-512F or AVX2; nchwc_mode is 0 on other CPUs, so nothing asks for it there).
 std::unique_ptr<Kernel> make_nchwc_reorder(const Shape& shape, bool to_blocked, int threads);
 
 /// ConvTranspose (ONNX ConvTranspose-1/11), float32, 2-D: GEMM (W^T X) + col2im scatter.

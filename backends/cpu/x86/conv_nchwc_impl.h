@@ -1,0 +1,477 @@
+// The NCHW16c convolution's micro-tiles and tasks, and its pools (conv_nchwc.h), written
+// once over a block-vector type VB: one 16-channel block of one pixel is VB::T, a zmm in
+// conv_nchwc_avx512.cc (Vec16) and two ymm in conv_nchwc_avx2.cc (Vec16x2). Include only
+// from those two files; everything here is a member of the class template NchwcKernels<VB>,
+// so the two instances (compiled with different -m flags) never share a definition.
+//
+// VB provides what EpilogueSimd needs (sgemm_epilogue_simd.h: T, zero, set1, load, store,
+// add, mul, div, fmadd, max, min, select_ge0), and:
+//   Mask, first(n): the lanes below n (0..16) of a block; keep(m, v): v's lanes in m, the
+//   others 0; store_first(p, v, n): lanes [0, n) of v to p;
+//   kMaxPw[nob]: the most pixels of a conv micro-tile of nob = 1..4 channel blocks (the
+//   accumulators fill the register file); kDwMaxPw: of a depthwise micro-tile.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <limits>
+#include <utility>
+
+#include "backends/cpu/x86/conv_nchwc.h"
+#include "backends/cpu/x86/sgemm_epilogue_simd.h"
+
+namespace tessera::cpu {
+
+template <class VB>
+struct NchwcKernels {
+using T = typename VB::T;
+
+// Arguments of one micro-tile call.
+struct TileArgs {
+  const float* a;        // pixel 0's base in the source
+  const int64_t* goff;   // tap groups
+  int64_t groups;
+  int inner;
+  int64_t istride;
+  int64_t rs;            // floats between pixels (run-time RS)
+  const float* w;        // first block's packed weights
+  int64_t wstride;       // floats between blocks' weights
+  const float* bias;     // first block's 16 biases
+  const float* z;        // first block's pixel 0 in Z, or null (added before the store in one pass, by
+                         // the first block of taps in several)
+  float* y;              // first block's pixel 0 in Y
+  int64_t ystride;       // floats between output channel blocks
+  const EpilogueSimd<VB>* act;  // the activation and affine map applied in registers
+  bool accumulate;       // a later block of taps: start from Y's partial sums, not the bias
+  bool finish;           // the last block of taps: activate (one pass: add Z first)
+  int partial_b;         // the tile's block that holds the channels past c_out (-1: none)
+  typename VB::Mask partial_mask;  // its lanes below c_out
+};
+
+// The fused activation and its affine map on one vector, as the SGEMM's epilogue applies
+// them (EpilogueSimd: the reference's math, NaN propagating); Sigmoid, Tanh and Gelu pass
+// through (the plan's post_act applies them per row).
+__attribute__((always_inline)) static T activate(const EpilogueSimd<VB>* e, T r) {
+  r = e->activate(r);
+  return e->affine ? VB::fmadd(r, e->scale, e->shift) : r;
+}
+
+// PW pixels x NOB channel blocks. RS: floats between pixels (0: args.rs); INNER: steps per
+// tap group at stride 1 (16, blocked), or 0 (args.inner at args.istride, plain).
+template <int PW, int NOB, int RS, int INNER>
+static void conv_tile(const TileArgs& t) {
+  T acc[NOB][PW];
+  if (t.accumulate) {
+#pragma GCC unroll 4
+    for (int b = 0; b < NOB; ++b)
+#pragma GCC unroll 14
+      for (int j = 0; j < PW; ++j) acc[b][j] = VB::load(t.y + b * t.ystride + j * 16);
+  } else if (t.z && !t.finish) {
+    // Taps in blocks, partial sums through Y: Z is added by the first block, so that Y may
+    // be Z's own memory (the planner's in-place residual). In one pass it is added before
+    // the store, where its loads do not hold up the FMA chains.
+#pragma GCC unroll 4
+    for (int b = 0; b < NOB; ++b) {
+      const T bv = VB::load(t.bias + b * 16);
+#pragma GCC unroll 14
+      for (int j = 0; j < PW; ++j) acc[b][j] = VB::add(bv, VB::load(t.z + b * t.ystride + j * 16));
+    }
+  } else {
+#pragma GCC unroll 4
+    for (int b = 0; b < NOB; ++b) {
+      const T bv = VB::load(t.bias + b * 16);
+#pragma GCC unroll 14
+      for (int j = 0; j < PW; ++j) acc[b][j] = bv;
+    }
+  }
+  const int64_t rs = RS ? RS : t.rs;
+  const float* wp = t.w;
+  for (int64_t gi = 0; gi < t.groups; ++gi) {
+    const float* ap = t.a + t.goff[gi];
+    if constexpr (INNER > 0) {
+#pragma GCC unroll 16
+      for (int i = 0; i < INNER; ++i) {
+        T wv[NOB];
+#pragma GCC unroll 4
+        for (int b = 0; b < NOB; ++b) wv[b] = VB::load(wp + b * t.wstride + i * 16);
+#pragma GCC unroll 14
+        for (int j = 0; j < PW; ++j) {
+          const T xv = VB::set1(ap[j * rs + i]);
+#pragma GCC unroll 4
+          for (int b = 0; b < NOB; ++b) acc[b][j] = VB::fmadd(wv[b], xv, acc[b][j]);
+        }
+      }
+      wp += INNER * 16;
+    } else {
+      for (int i = 0; i < t.inner; ++i) {
+        T wv[NOB];
+#pragma GCC unroll 4
+        for (int b = 0; b < NOB; ++b) wv[b] = VB::load(wp + b * t.wstride);
+        const float* ai = ap + i * t.istride;
+#pragma GCC unroll 14
+        for (int j = 0; j < PW; ++j) {
+          const T xv = VB::set1(ai[j * rs]);
+#pragma GCC unroll 4
+          for (int b = 0; b < NOB; ++b) acc[b][j] = VB::fmadd(wv[b], xv, acc[b][j]);
+        }
+        wp += 16;
+      }
+    }
+  }
+  if (!t.finish) {
+#pragma GCC unroll 4
+    for (int b = 0; b < NOB; ++b)
+#pragma GCC unroll 14
+      for (int j = 0; j < PW; ++j) VB::store(t.y + b * t.ystride + j * 16, acc[b][j]);
+    return;
+  }
+#pragma GCC unroll 4
+  for (int b = 0; b < NOB; ++b)
+#pragma GCC unroll 14
+    for (int j = 0; j < PW; ++j) {
+      T v = acc[b][j];
+      if (t.z && !t.accumulate) v = VB::add(v, VB::load(t.z + b * t.ystride + j * 16));
+      v = activate(t.act, v);
+      // The channels past c_out are written 0: a padding lane of 0 * Inf would put NaN in
+      // every output of the next Conv (its weight 0 does not cancel a NaN).
+      if (b == t.partial_b) v = VB::keep(t.partial_mask, v);
+      VB::store(t.y + b * t.ystride + j * 16, v);
+    }
+}
+
+// Depthwise: PW pixels of one 16-channel block, taps (ky, kx) at aoff[tap] from a pixel's
+// base; w: taps x 16.
+struct DwArgs {
+  const float* a;
+  const int64_t* aoff;
+  int64_t taps;
+  const float* w;
+  const float* bias;
+  const float* z;
+  float* y;
+  const EpilogueSimd<VB>* act;  // as TileArgs::act
+  typename VB::Mask mask;  // the block's lanes below c_out (the others are written 0)
+};
+
+template <int PW, int RS>
+static void dw_tile(const DwArgs& t) {
+  T acc[PW];
+  const T bv = VB::load(t.bias);
+#pragma GCC unroll 16
+  for (int j = 0; j < PW; ++j) acc[j] = bv;
+  for (int64_t k = 0; k < t.taps; ++k) {
+    const T wv = VB::load(t.w + k * 16);
+    const float* ap = t.a + t.aoff[k];
+#pragma GCC unroll 16
+    for (int j = 0; j < PW; ++j) acc[j] = VB::fmadd(VB::load(ap + j * RS), wv, acc[j]);
+  }
+#pragma GCC unroll 16
+  for (int j = 0; j < PW; ++j) {
+    T v = acc[j];
+    if (t.z) v = VB::add(v, VB::load(t.z + j * 16));
+    VB::store(t.y + j * 16, VB::keep(t.mask, activate(t.act, v)));
+  }
+}
+
+using TileFn = void (*)(const TileArgs&);
+using DwFn = void (*)(const DwArgs&);
+
+template <int NOB, int RS, int INNER, int... P>
+static constexpr auto tile_row(std::integer_sequence<int, P...>) {
+  return std::array<TileFn, sizeof...(P)>{&conv_tile<P + 1, NOB, RS, INNER>...};
+}
+
+// The micro-tiles of one (RS, INNER): get(nob, pw), pw <= VB::kMaxPw[nob] (nob <= VB::kMaxNob).
+struct TileTable {
+  std::array<TileFn, VB::kMaxPw[1]> row1;
+  std::array<TileFn, VB::kMaxPw[2]> row2;
+  std::array<TileFn, VB::kMaxPw[3]> row3;
+  std::array<TileFn, VB::kMaxPw[4]> row4;
+  TileFn get(int nob, int pw) const {
+    switch (nob) {
+      case 1: return row1[static_cast<size_t>(pw - 1)];
+      case 2: return row2[static_cast<size_t>(pw - 1)];
+      case 3: return row3[static_cast<size_t>(pw - 1)];
+      default: return row4[static_cast<size_t>(pw - 1)];
+    }
+  }
+};
+
+template <int RS, int INNER>
+static TileTable make_tile_table() {
+  return {tile_row<1, RS, INNER>(std::make_integer_sequence<int, VB::kMaxPw[1]>{}),
+          tile_row<2, RS, INNER>(std::make_integer_sequence<int, VB::kMaxPw[2]>{}),
+          tile_row<3, RS, INNER>(std::make_integer_sequence<int, VB::kMaxPw[3]>{}),
+          tile_row<4, RS, INNER>(std::make_integer_sequence<int, VB::kMaxPw[4]>{})};
+}
+
+template <int RS, int... P>
+static constexpr auto dw_row(std::integer_sequence<int, P...>) {
+  return std::array<DwFn, sizeof...(P)>{&dw_tile<P + 1, RS>...};
+}
+static constexpr int kDwMaxPw = VB::kDwMaxPw;
+
+// The table for p's input: blocked at 16 or 32 floats a pixel (stride 1 or 2) or any
+// other stride; plain (the stem) at stride 2 or any other.
+static const TileTable& tile_table(const NchwcConvPlan& p) {
+  static const TileTable s1 = make_tile_table<16, 16>(), s2 = make_tile_table<32, 16>();
+  static const TileTable blocked_any = make_tile_table<0, 16>();
+  static const TileTable plain = make_tile_table<0, 0>(), plain_s2 = make_tile_table<2, 0>();
+  if (!p.x_blocked) return p.g.sw == 2 ? plain_s2 : plain;
+  const int64_t rs = p.g.sw * p.src_pitch;
+  return rs == 16 ? s1 : rs == 32 ? s2 : blocked_any;
+}
+
+// The depthwise micro-tiles for p's stride along W (1 or 2): [pw - 1].
+static const std::array<DwFn, kDwMaxPw>& dw_table(const NchwcConvPlan& p) {
+  static const auto s1 = dw_row<16>(std::make_integer_sequence<int, kDwMaxPw>{});
+  static const auto s2 = dw_row<32>(std::make_integer_sequence<int, kDwMaxPw>{});
+  return p.g.sw == 1 ? s1 : s2;
+}
+
+// Copies the input rows [iy0, iy0 + p.tile_rows) of channel blocks [cb0, cb1) (blocked) or
+// every channel (plain) into the zero-bordered tile.
+static void fill_tile(const NchwcConvPlan& p, const float* x, int64_t iy0, int64_t cb0, int64_t cb1, float* tile) {
+  const Conv2dGeometry& g = p.g;
+  const int64_t pitch = p.x_blocked ? 16 : 1;
+  const int64_t planes = p.x_blocked ? cb1 - cb0 : p.c_in;
+  const int64_t xplane = g.ih * g.iw * pitch;
+  const int64_t qlo = std::min(p.tile_cols, g.pw), qhi = std::clamp<int64_t>(g.pw + g.iw, qlo, p.tile_cols);
+  for (int64_t c = 0; c < planes; ++c) {
+    const float* xc = x + (p.x_blocked ? cb0 + c : c) * xplane;
+    float* tc = tile + c * p.src_plane;
+    for (int64_t r = 0; r < p.tile_rows; ++r) {
+      float* tr = tc + r * p.src_row;
+      const int64_t iy = iy0 + r;
+      if (iy < 0 || iy >= g.ih) {
+        std::memset(tr, 0, static_cast<size_t>(p.tile_cols * pitch) * sizeof(float));
+        continue;
+      }
+      std::memset(tr, 0, static_cast<size_t>(qlo * pitch) * sizeof(float));
+      std::memcpy(tr + qlo * pitch, xc + (iy * g.iw + (qlo - g.pw)) * pitch, static_cast<size_t>((qhi - qlo) * pitch) * sizeof(float));
+      std::memset(tr + qhi * pitch, 0, static_cast<size_t>((p.tile_cols - qhi) * pitch) * sizeof(float));
+    }
+  }
+}
+
+// The lanes of output block ob that hold channels below c_out.
+static typename VB::Mask lane_mask(const NchwcConvPlan& p, int64_t ob) {
+  return VB::first(std::min<int64_t>(16, p.c_out - ob * 16));
+}
+
+
+// One task of the conv (nchwc_conv_task_avx512 and _avx2 in conv_nchwc.h).
+static void conv_task(const NchwcConvPlan& p, const float* x, const float* z, float* y, int64_t t, float* tile) {
+  const Conv2dGeometry& g = p.g;
+  const int64_t row_tasks = (g.oh + p.rows_per_task - 1) / p.rows_per_task;
+  const int64_t r0 = (t % row_tasks) * p.rows_per_task, r1 = std::min(g.oh, r0 + p.rows_per_task);
+  const int64_t ob0 = (t / row_tasks) * p.ocb_per_task, ob1 = std::min(p.ocb, ob0 + p.ocb_per_task);
+  const int64_t out_plane = p.pixels * 16;  // floats between output channel blocks
+  // The activation in registers: none when the plan applies it per row (post_act).
+  SgemmEpilogue sep;
+  if (!p.post_act) sep.act = p.act;
+  const EpilogueSimd<VB> ep(sep);
+  const float* src = x;
+  int64_t row_base = 0;  // the source row of output row r0 (its first tap row)
+  if (p.tiled) {
+    fill_tile(p, x, r0 * g.sh - g.ph, p.depthwise ? ob0 : 0, p.depthwise ? ob1 : p.icb, tile);
+    src = tile;
+  } else {
+    row_base = r0 * g.sh;
+  }
+  const int64_t px = g.sw * p.src_pitch;  // floats between output pixels' bases
+  if (p.depthwise) {
+    // X read in place: per output row the kernel rows inside X; the pixels whose kernel
+    // columns all fall inside X in micro-tiles, the others one by one, each skipping the
+    // taps outside X (zero padding adds nothing: the sums are the reference's, in its
+    // order).
+    const int64_t taps = g.kh * g.kw;
+    int64_t aoff[kNchwcDwMaxTaps];
+    const int64_t ox_lo = std::min(g.ow, (g.pw + g.sw - 1) / g.sw);
+    const int64_t right = g.iw - 1 - (g.kw - 1) * g.dw + g.pw;  // the last interior pixel's first column, times sw
+    const int64_t ox_hi = right < 0 ? ox_lo : std::clamp(right / g.sw + 1, ox_lo, g.ow);
+    const auto& dw_tiles = dw_table(p);
+    DwArgs a;
+    a.act = &ep;
+    for (int64_t ob = ob0; ob < ob1; ++ob) {
+      const float* xb = x + ob * p.src_plane;
+      const float* wb = p.w.get() + ob * taps * 16;
+      a.bias = p.bias.data() + ob * 16;
+      a.mask = lane_mask(p, ob);
+      const T bias = VB::load(a.bias);
+      for (int64_t r = r0; r < r1; ++r) {
+        const int64_t iy0 = r * g.sh - g.ph;
+        const int64_t ky0 = iy0 >= 0 ? 0 : (-iy0 + g.dh - 1) / g.dh;
+        const int64_t ky1 = g.ih - 1 - iy0 < 0 ? 0 : std::min(g.kh, (g.ih - 1 - iy0) / g.dh + 1);
+        const int64_t ybase = ob * out_plane + r * g.ow * 16;
+        // Pixel ox alone: the taps inside X.
+        auto pixel = [&](int64_t ox) {
+          const int64_t ix0 = ox * g.sw - g.pw;
+          T acc = bias;
+          for (int64_t ky = ky0; ky < ky1; ++ky)
+            for (int64_t kx = 0; kx < g.kw; ++kx) {
+              const int64_t ix = ix0 + kx * g.dw;
+              if (ix < 0 || ix >= g.iw) continue;
+              acc = VB::fmadd(VB::load(xb + (iy0 + ky * g.dh) * p.src_row + ix * 16),
+                                    VB::load(wb + (ky * g.kw + kx) * 16), acc);
+            }
+          if (z) acc = VB::add(acc, VB::load(z + ybase + ox * 16));
+          VB::store(y + ybase + ox * 16, VB::keep(a.mask, activate(a.act, acc)));
+        };
+        for (int64_t ox = 0; ox < ox_lo; ++ox) pixel(ox);
+        if (ky0 < ky1 && ox_lo < ox_hi) {
+          int64_t t = 0;
+          for (int64_t ky = ky0; ky < ky1; ++ky)
+            for (int64_t kx = 0; kx < g.kw; ++kx) aoff[t++] = (ky - ky0) * g.dh * p.src_row + kx * g.dw * 16;
+          a.aoff = aoff;
+          a.taps = t;
+          a.w = wb + ky0 * g.kw * 16;
+          const float* arow = xb + (iy0 + ky0 * g.dh) * p.src_row;
+          for (int64_t ox = ox_lo; ox < ox_hi; ox += kDwMaxPw) {
+            const int pw = static_cast<int>(std::min<int64_t>(kDwMaxPw, ox_hi - ox));
+            a.a = arow + (ox * g.sw - g.pw) * 16;
+            a.y = y + ybase + ox * 16;
+            a.z = z ? z + ybase + ox * 16 : nullptr;
+            dw_tiles[static_cast<size_t>(pw - 1)](a);
+          }
+        } else {
+          for (int64_t ox = ox_lo; ox < ox_hi; ++ox) pixel(ox);
+        }
+        for (int64_t ox = ox_hi; ox < g.ow; ++ox) pixel(ox);
+        if (p.post_act) p.act.apply(y + ybase, g.ow * 16);
+      }
+    }
+    return;
+  }
+  const TileTable& tiles = tile_table(p);
+  TileArgs a;
+  const int64_t groups = static_cast<int64_t>(p.goff.size());
+  a.inner = p.inner;
+  a.istride = p.istride;
+  a.rs = px;
+  a.wstride = groups * p.inner * 16;
+  a.ystride = out_plane;
+  a.act = &ep;
+  a.partial_mask = lane_mask(p, p.ocb - 1);
+  if (p.rows_outer) {
+    a.goff = p.goff.data();
+    a.groups = groups;
+    a.accumulate = false;
+    a.finish = true;
+    for (int64_t r = r0; r < r1; ++r) {
+      const float* arow = src + ((r - r0) * g.sh + row_base) * p.src_row;
+      const int64_t ow = r + 1 == g.oh ? p.last_ow : g.ow;
+      for (int64_t ox = 0; ox < ow; ox += p.pw) {
+        const int pw = static_cast<int>(std::min<int64_t>(p.pw, ow - ox));
+        a.a = arow + ox * px;
+        for (int64_t ob = ob0; ob < ob1; ob += p.nob) {
+          const int nob = static_cast<int>(std::min<int64_t>(p.nob, ob1 - ob));
+          a.partial_b = ob + nob == p.ocb && p.c_out % 16 ? nob - 1 : -1;
+          const int64_t ybase = ob * out_plane + r * g.ow * 16 + ox * 16;
+          a.bias = p.bias.data() + ob * 16;
+          a.w = p.w.get() + ob * a.wstride;
+          a.y = y + ybase;
+          a.z = z ? z + ybase : nullptr;
+          tiles.get(nob, pw)(a);
+        }
+      }
+      if (p.post_act)
+        for (int64_t ob = ob0; ob < ob1; ++ob) p.act.apply(y + ob * out_plane + r * g.ow * 16, ow * 16);
+    }
+    return;
+  }
+  // Blocks of kc_groups tap groups, so that their weights stay in L2 over the task's rows;
+  // the partial sums go through Y.
+  for (int64_t ob = ob0; ob < ob1; ob += p.nob) {
+    const int nob = static_cast<int>(std::min<int64_t>(p.nob, ob1 - ob));
+    a.partial_b = ob + nob == p.ocb && p.c_out % 16 ? nob - 1 : -1;
+    a.bias = p.bias.data() + ob * 16;
+    for (int64_t gb = 0; gb < groups; gb += p.kc_groups) {
+      a.goff = p.goff.data() + gb;
+      a.groups = std::min(p.kc_groups, groups - gb);
+      a.w = p.w.get() + ob * a.wstride + gb * p.inner * 16;
+      a.accumulate = gb > 0;
+      a.finish = gb + a.groups == groups;
+      for (int64_t r = r0; r < r1; ++r) {
+        const float* arow = src + ((r - r0) * g.sh + row_base) * p.src_row;
+        const int64_t ybase = ob * out_plane + r * g.ow * 16;
+        const int64_t ow = r + 1 == g.oh ? p.last_ow : g.ow;
+        for (int64_t ox = 0; ox < ow; ox += p.pw) {
+          const int pw = static_cast<int>(std::min<int64_t>(p.pw, ow - ox));
+          a.a = arow + ox * px;
+          a.y = y + ybase + ox * 16;
+          a.z = z ? z + ybase + ox * 16 : nullptr;
+          tiles.get(nob, pw)(a);
+        }
+        if (p.post_act && a.finish)
+          for (int b = 0; b < nob; ++b) p.act.apply(y + ybase + b * out_plane, ow * 16);
+      }
+    }
+  }
+}
+
+// MaxPool of channel blocks [cb0, cb1) (nchwc_max_pool_avx512 in conv_nchwc.h).
+static void max_pool(const Conv2dGeometry& g, const float* x, int64_t cb0, int64_t cb1, float* y) {
+  const T lowest = VB::set1(std::numeric_limits<float>::lowest());
+  // Output columns whose taps all lie inside the row: [ox_lo, ox_hi), read without checks.
+  int64_t ox_lo = 0, ox_hi = g.ow;
+  while (ox_lo < g.ow && ox_lo * g.sw - g.pw < 0) ++ox_lo;
+  while (ox_hi > ox_lo && (ox_hi - 1) * g.sw - g.pw + (g.kw - 1) * g.dw >= g.iw) --ox_hi;
+  const int64_t row = g.iw * 16, tap = g.dw * 16;
+  for (int64_t cb = cb0; cb < cb1; ++cb) {
+    const float* xb = x + cb * g.ih * g.iw * 16;
+    float* yb = y + cb * g.oh * g.ow * 16;
+    for (int64_t oy = 0; oy < g.oh; ++oy) {
+      // The kernel rows inside X: [ky0, ky1).
+      const int64_t iy0 = oy * g.sh - g.ph;
+      int64_t ky0 = 0, ky1 = g.kh;
+      while (ky0 < ky1 && iy0 + ky0 * g.dh < 0) ++ky0;
+      while (ky1 > ky0 && iy0 + (ky1 - 1) * g.dh >= g.ih) --ky1;
+      float* yr = yb + oy * g.ow * 16;
+      // MAXPS returns its second operand when either is NaN: a NaN tap is skipped, as the
+      // reference's `x > best` skips it.
+      auto border = [&](int64_t ox) {
+        T best = lowest;
+        for (int64_t ky = ky0; ky < ky1; ++ky) {
+          const int64_t iy = iy0 + ky * g.dh;
+          for (int64_t kx = 0; kx < g.kw; ++kx) {
+            const int64_t ix = ox * g.sw - g.pw + kx * g.dw;
+            if (ix < 0 || ix >= g.iw) continue;
+            best = VB::max(VB::load(xb + (iy * g.iw + ix) * 16), best);
+          }
+        }
+        VB::store(yr + ox * 16, best);
+      };
+      for (int64_t ox = 0; ox < ox_lo; ++ox) border(ox);
+      const float* r0 = ky0 < ky1 ? xb + (iy0 + ky0 * g.dh) * row - g.pw * 16 : xb;  // (no rows: not read)
+      for (int64_t ox = ox_lo; ox < ox_hi; ++ox) {
+        const float* p = r0 + ox * g.sw * 16;
+        T best = lowest;
+        for (int64_t ky = ky0; ky < ky1; ++ky, p += g.dh * row)
+          for (int64_t kx = 0; kx < g.kw; ++kx) best = VB::max(VB::load(p + kx * tap), best);
+        VB::store(yr + ox * 16, best);
+      }
+      for (int64_t ox = std::max(ox_lo, ox_hi); ox < g.ow; ++ox) border(ox);
+    }
+  }
+}
+
+// GlobalAveragePool of channel blocks [cb0, cb1) (nchwc_global_average_pool_avx512).
+static void global_average_pool(const float* x, int64_t c, int64_t hw, int64_t cb0, int64_t cb1, float* y) {
+  const T inv = VB::set1(1.f / static_cast<float>(hw));
+  for (int64_t cb = cb0; cb < cb1; ++cb) {
+    const float* xb = x + cb * hw * 16;
+    T s0 = VB::zero(), s1 = VB::zero();
+    int64_t p = 0;
+    for (; p + 2 <= hw; p += 2) {
+      s0 = VB::add(s0, VB::load(xb + p * 16));
+      s1 = VB::add(s1, VB::load(xb + (p + 1) * 16));
+    }
+    if (p < hw) s0 = VB::add(s0, VB::load(xb + p * 16));
+    VB::store_first(y + cb * 16, VB::mul(VB::add(s0, s1), inv), std::min<int64_t>(16, c - cb * 16));
+  }
+}
+};
+
+}  // namespace tessera::cpu
