@@ -73,6 +73,10 @@ void ThreadPool::worker(int index) {
   uint64_t seen = 0;
   auto news = [&] { return stop_.load(std::memory_order_acquire) || generation_.load(std::memory_order_acquire) != seen; };
   for (;;) {
+    // Poll a while for the next job before sleeping, as onnxruntime's workers spin: a
+    // model's parallel ops follow each other within microseconds, and waking a sleeping
+    // worker (a futex) costs tens of them. The poll only reads the atomics.
+    spin_until(news);
     // The job's fields and its generation are read together under mu_ (a worker that a
     // job did not need may look late, while the caller already writes the next job).
     std::unique_lock<std::mutex> lock(mu_);
