@@ -171,7 +171,9 @@ std::vector<Case> shapes() {
                              {15, 33, 257}, {28, 64, 3}, {6, 16, 1},   {7, 17, 300}, {100, 3, 50}, {3, 100, 50},
                              {64, 64, 64}, {129, 70, 513}, {337, 40, 20}, {20, 2049, 5}, {1, 300, 600}, {300, 1, 600},
                              // NEON's 8 x 12 tile, its edges, and past its MC (128) and NC (1536)
-                             {8, 12, 1}, {16, 24, 256}, {9, 25, 257}, {130, 1550, 7}};
+                             {8, 12, 1}, {16, 24, 256}, {9, 25, 257}, {130, 1550, 7},
+                             // One MC block up to 5/4 of MC (x86: 150 rows), two past it
+                             {150, 40, 400}, {151, 40, 400}, {264, 20, 30}};
   for (auto& d : dims)
     for (int t = 0; t < 4; ++t)
       v.push_back({d[0], d[1], d[2], (t & 1) != 0, (t & 2) != 0, 1.f, 0.f, false, false});
@@ -298,6 +300,15 @@ TEST(Sgemm, ScratchForALargerProductHoldsASmallerOne) {
                           std::array<int64_t, 3>{100, 128, 17}, std::array<int64_t, 3>{1, 1, 1}}) {
       Case c{d[0], d[1], d[2], false, false, 1.f, 0.f, true, false};
       c.plan_m = 100, c.plan_n = 128, c.plan_k = 256;
+      check(c, isa, &pool, 2, seed++);
+      check(c, isa, &pool3, 3, seed++);
+      check(c, isa, nullptr, 2, seed++);
+    }
+    // Sized for 300 rows (MC blocks of 120 on x86), run at 264 and 140 rows (one block of
+    // up to 150 per part: the scratch must hold it).
+    for (const auto& d : {std::array<int64_t, 3>{264, 20, 400}, std::array<int64_t, 3>{140, 64, 400}}) {
+      Case c{d[0], d[1], d[2], false, false, 1.f, 0.f, true, false};
+      c.plan_m = 300, c.plan_n = 64, c.plan_k = 400;
       check(c, isa, &pool, 2, seed++);
       check(c, isa, &pool3, 3, seed++);
       check(c, isa, nullptr, 2, seed++);

@@ -65,10 +65,19 @@ struct ScratchLayout {
   size_t per_thread() const { return a_bytes + b_bytes + tile_bytes; }
 };
 
+// The largest MC block for a part of m rows: ki.mc, or all m rows (rounded up to MR) when
+// they are at most a quarter more, so that each B panel is streamed once rather than twice
+// (BERT's 128-row products with 9 MiB weights at MC 120: two blocks of 66 and 62 rows).
+int64_t mc_limit(const SgemmKernelInfo& ki, int64_t m) {
+  const int64_t all = round_up(std::max<int64_t>(m, 1), ki.mr);
+  return all <= round_up(ki.mc + ki.mc / 4, ki.mr) ? all : ki.mc;
+}
+
 // Sizes for a thread whose part of C is at most m x n.
 ScratchLayout layout_for(const SgemmKernelInfo& ki, int64_t m, int64_t n, int64_t k) {
   const int64_t kc = std::min<int64_t>(ki.kc, std::max<int64_t>(k, 1));
-  const int64_t mc = std::min<int64_t>(ki.mc, round_up(std::max<int64_t>(m, 1), ki.mr));
+  // Room for the MC of any part of at most m rows (mc_limit, monotonic here).
+  const int64_t mc = std::min<int64_t>(round_up(ki.mc + ki.mc / 4, ki.mr), round_up(std::max<int64_t>(m, 1), ki.mr));
   const int64_t nc = std::min<int64_t>(ki.nc, round_up(std::max<int64_t>(n, 1), ki.nr));
   return {align_up(static_cast<size_t>(mc * kc) * sizeof(float)), align_up(static_cast<size_t>(kc * nc) * sizeof(float)),
           align_up(static_cast<size_t>(ki.mr * ki.nr) * sizeof(float))};
@@ -200,7 +209,7 @@ void sgemm_part(const SgemmArgs& g, const SgemmKernelInfo& ki, const ScratchLayo
   const bool post_act = !kernel_applies(g.act.kind);
   // MC and NC balanced over this part (KC stays fixed: pre-packed operands are laid out
   // in KC blocks).
-  const int64_t mc_max = balanced_block(m1 - m0, ki.mc, mr), nc_max = balanced_block(n1 - n0, ki.nc, nr);
+  const int64_t mc_max = balanced_block(m1 - m0, mc_limit(ki, m1 - m0), mr), nc_max = balanced_block(n1 - n0, ki.nc, nr);
   // A row-major B that only a few row panels read (a 1x1 Conv to 16 or 24 channels: X is
   // B, 32 x 12544) is read in place by a kernel that can: packing it would cost as much as
   // the product (MobileNetV2's 32 -> 16 at 112 x 112: 0.31 -> 0.23 ms; allowing more than
