@@ -382,23 +382,23 @@ class WinogradConvKernel final : public Kernel {
 
 }  // namespace
 
-Result<std::unique_ptr<Kernel>> make_Conv_winograd(const CompileContext& ctx, bool heuristic) {
-  const auto decline = [] { return Result<std::unique_ptr<Kernel>>(std::unique_ptr<Kernel>()); };
-  bool has_bias = false;
-  if (!float_conv_operands(ctx, &has_bias)) return decline();
+namespace {
+
+// make_Conv_winograd's checks, before anything is allocated: false to decline; else k's
+// geometry, the fused tail and whether the node has a B.
+bool winograd_form(const CompileContext& ctx, bool heuristic, WinogradConvKernel* k, FusedTail* tail, bool* has_bias) {
+  if (!float_conv_operands(ctx, has_bias)) return false;
   const Shape& xs = ctx.input(0).shape;
   const Shape& ws = ctx.input(1).shape;
-  if (xs.size() != 4 || ws.size() != 4 || ws[2] != 3 || ws[3] != 3 || !ctx.input(1).constant) return decline();
-  if (ctx.node.attr_i("group", 1) != 1 || ws[1] != xs[1] || xs[0] < 1 || xs[1] < 1 || ws[0] < 1) return decline();
-  if (has_bias && (ctx.input(2).shape.size() != 1 || ctx.input(2).shape[0] != ws[0])) return decline();
+  if (xs.size() != 4 || ws.size() != 4 || ws[2] != 3 || ws[3] != 3 || !ctx.input(1).constant) return false;
+  if (ctx.node.attr_i("group", 1) != 1 || ws[1] != xs[1] || xs[0] < 1 || xs[1] < 1 || ws[0] < 1) return false;
+  if (*has_bias && (ctx.input(2).shape.size() != 1 || ctx.input(2).shape[0] != ws[0])) return false;
   auto geom = window_geometry(ctx.node, xs, {3, 3}, false);
-  if (!geom.is_ok()) return decline();  // the reference reports the error
+  if (!geom.is_ok()) return false;  // the reference reports the error
   const WindowGeometry& g = geom.value();
   for (int d = 0; d < 2; ++d)
-    if (g.strides[d] != 1 || g.dilations[d] != 1 || g.out[d] < 1) return decline();
-  FusedTail tail;
-  if (!read_fused_tail(ctx, /*allow_col_bias=*/false, &tail)) return decline();
-  auto k = std::make_unique<WinogradConvKernel>();
+    if (g.strides[d] != 1 || g.dilations[d] != 1 || g.out[d] < 1) return false;
+  if (!read_fused_tail(ctx, /*allow_col_bias=*/false, tail)) return false;
   k->batch = xs[0];
   k->c_in = xs[1];
   k->m_out = ws[0];
@@ -420,9 +420,27 @@ Result<std::unique_ptr<Kernel>> make_Conv_winograd(const CompileContext& ctx, bo
     const char* env = std::getenv("TESSERA_WINOGRAD");
     const bool simd = cpu::sgemm_isa_available(cpu::SgemmIsa::kAvx512) || cpu::sgemm_isa_available(cpu::SgemmIsa::kAvx2);
     if ((env && std::strcmp(env, "0") == 0) || !simd ||
-        (has_bias && !ctx.input(2).constant) || k->c_in < 16 || k->m_out < 16 || k->th * k->tw < min_tiles)
-      return decline();
+        (*has_bias && !ctx.input(2).constant) || k->c_in < 16 || k->m_out < 16 || k->th * k->tw < min_tiles)
+      return false;
   }
+  return true;
+}
+
+}  // namespace
+
+bool winograd_heuristic_takes(const CompileContext& ctx) {
+  WinogradConvKernel k;
+  FusedTail tail;
+  bool has_bias = false;
+  return winograd_form(ctx, /*heuristic=*/true, &k, &tail, &has_bias);
+}
+
+Result<std::unique_ptr<Kernel>> make_Conv_winograd(const CompileContext& ctx, bool heuristic) {
+  const auto decline = [] { return Result<std::unique_ptr<Kernel>>(std::unique_ptr<Kernel>()); };
+  auto k = std::make_unique<WinogradConvKernel>();
+  FusedTail tail;
+  bool has_bias = false;
+  if (!winograd_form(ctx, heuristic, k.get(), &tail, &has_bias)) return decline();
   k->has_bias = has_bias;
   k->addend_input = tail.addend;
   k->act = tail.act;
