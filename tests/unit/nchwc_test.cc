@@ -575,6 +575,19 @@ void ElementwiseOpsOnBlockedValues() {
 }
 TEST(Nchwc, ElementwiseOpsOnBlockedValues) { TSR_FOR_EACH_NCHWC_ISA(ElementwiseOpsOnBlockedValues); }
 
+// AVX2 leaves a 3x3 conv of 256+ channels both ways that Winograd takes to Winograd in NCHW
+// (conv_nchwc.cc); AVX-512 keeps it blocked. The outputs match the plain plan either way.
+void WinogradShapesOnAvx2StayPlain() {
+  Spec s{1, 256, 256, 16, 16, 3, 1, 1, {1, 1, 1, 1}, false, false, 0, "Relu"};  // the only Conv
+  s.blocked = x86::best_isa() == x86::Isa::kAvx512;
+  check(s, 41);
+  Spec narrower = s;  // 192 channels in: the direct tiles
+  narrower.c = 192;
+  narrower.blocked = true;
+  check(narrower, 42);
+}
+TEST(Nchwc, WinogradShapesOnAvx2StayPlain) { TSR_FOR_EACH_NCHWC_ISA(WinogradShapesOnAvx2StayPlain); }
+
 TEST(Nchwc, OffMeansNoBlockedValues) {
   Spec s{1, 32, 32, 8, 8, 3, 1, 1, {1, 1, 1, 1}, false, true, 2, "Relu"};
   const Built b = build(s, 5, false);
