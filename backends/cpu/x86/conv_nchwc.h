@@ -70,6 +70,9 @@ struct NchwcConvPlan {
   int64_t rows_per_task = 0;             // output rows per task
   int64_t ocb_per_task = 0;              // output channel blocks per task
   int nob = 2, pw = 14;                  // micro-tile: channel blocks x pixels
+  // A micro-tile may wrap from one output row to the next (each pixel's source offset
+  // passed in): AVX2, where rows are rarely a multiple of its 6-pixel tiles (7 x 7: 6 + 1).
+  bool wrap_rows = false;
   // Taps: group g starts goff[g] floats from a pixel's base and has `inner` steps of
   // `istride` floats (blocked: 16 channels of one block, stride 1; plain: a kernel row of
   // one channel, the dilation apart).

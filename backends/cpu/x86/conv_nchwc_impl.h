@@ -35,6 +35,7 @@ struct TileArgs {
   int inner;
   int64_t istride;
   int64_t rs;            // floats between pixels (run-time RS)
+  const int64_t* pix;    // RS < 0: each pixel's offset from a (a tile that wraps rows)
   const float* w;        // first block's packed weights
   int64_t wstride;       // floats between blocks' weights
   const float* bias;     // first block's 16 biases
@@ -57,8 +58,9 @@ __attribute__((always_inline)) static T activate(const EpilogueSimd<VB>* e, T r)
   return e->affine ? VB::fmadd(r, e->scale, e->shift) : r;
 }
 
-// PW pixels x NOB channel blocks. RS: floats between pixels (0: args.rs); INNER: steps per
-// tap group at stride 1 (16, blocked), or 0 (args.inner at args.istride, plain).
+// PW pixels x NOB channel blocks. RS: floats between pixels (0: args.rs; -1: pixel j at
+// args.pix[j]); INNER: steps per tap group at stride 1 (16, blocked), or 0 (args.inner at
+// args.istride, plain).
 template <int PW, int NOB, int RS, int INNER>
 static void conv_tile(const TileArgs& t) {
   T acc[NOB][PW];
@@ -85,7 +87,10 @@ static void conv_tile(const TileArgs& t) {
       for (int j = 0; j < PW; ++j) acc[b][j] = bv;
     }
   }
-  const int64_t rs = RS ? RS : t.rs;
+  const int64_t rs = RS > 0 ? RS : t.rs;
+  int64_t off[PW];  // pixel j's offset
+#pragma GCC unroll 14
+  for (int j = 0; j < PW; ++j) off[j] = RS < 0 ? t.pix[j] : j * rs;
   const float* wp = t.w;
   for (int64_t gi = 0; gi < t.groups; ++gi) {
     const float* ap = t.a + t.goff[gi];
@@ -97,7 +102,7 @@ static void conv_tile(const TileArgs& t) {
         for (int b = 0; b < NOB; ++b) wv[b] = VB::load(wp + b * t.wstride + i * 16);
 #pragma GCC unroll 14
         for (int j = 0; j < PW; ++j) {
-          const T xv = VB::set1(ap[j * rs + i]);
+          const T xv = VB::set1(ap[off[j] + i]);
 #pragma GCC unroll 4
           for (int b = 0; b < NOB; ++b) acc[b][j] = VB::fmadd(wv[b], xv, acc[b][j]);
         }
@@ -111,7 +116,7 @@ static void conv_tile(const TileArgs& t) {
         const float* ai = ap + i * t.istride;
 #pragma GCC unroll 14
         for (int j = 0; j < PW; ++j) {
-          const T xv = VB::set1(ai[j * rs]);
+          const T xv = VB::set1(ai[off[j]]);
 #pragma GCC unroll 4
           for (int b = 0; b < NOB; ++b) acc[b][j] = VB::fmadd(wv[b], xv, acc[b][j]);
         }
@@ -218,6 +223,10 @@ static const TileTable& tile_table(const NchwcConvPlan& p) {
   static const TileTable s1 = make_tile_table<16, 16>(), s2 = make_tile_table<32, 16>();
   static const TileTable blocked_any = make_tile_table<0, 16>();
   static const TileTable plain = make_tile_table<0, 0>(), plain_s2 = make_tile_table<2, 0>();
+  if (p.wrap_rows) {
+    static const TileTable wrap_blocked = make_tile_table<-1, 16>(), wrap_plain = make_tile_table<-1, 0>();
+    return p.x_blocked ? wrap_blocked : wrap_plain;
+  }
   if (!p.x_blocked) return p.g.sw == 2 ? plain_s2 : plain;
   const int64_t rs = p.g.sw * p.src_pitch;
   return rs == 16 ? s1 : rs == 32 ? s2 : blocked_any;
@@ -354,31 +363,51 @@ static void conv_task(const NchwcConvPlan& p, const float* x, const float* z, fl
   a.ystride = out_plane;
   a.act = &ep;
   a.partial_mask = lane_mask(p, p.ocb - 1);
+  // The task's output pixels in micro-tiles of up to p.pw: along each row (a tile's pixels
+  // px floats apart), or, when p.wrap_rows, along the task's pixels in order, a tile
+  // wrapping from one row to the next (each pixel's offset in `off`).
+  const int64_t q0 = r0 * g.ow, q1 = (r1 - 1) * g.ow + (r1 == g.oh ? p.last_ow : g.ow);
+  int64_t off[16];
+  auto for_each_tile = [&](auto&& fn) {  // fn(source, pixel offsets or null, first pixel, pixels)
+    if (p.wrap_rows) {
+      for (int64_t q = q0; q < q1; q += p.pw) {
+        const int pw = static_cast<int>(std::min<int64_t>(p.pw, q1 - q));
+        for (int j = 0; j < pw; ++j) {
+          const int64_t r = (q + j) / g.ow, ox = (q + j) % g.ow;
+          off[j] = ((r - r0) * g.sh + row_base) * p.src_row + ox * px;
+        }
+        fn(src, off, q, pw);
+      }
+      return;
+    }
+    for (int64_t r = r0; r < r1; ++r) {
+      const float* arow = src + ((r - r0) * g.sh + row_base) * p.src_row;
+      const int64_t ow = r + 1 == g.oh ? p.last_ow : g.ow;
+      for (int64_t ox = 0; ox < ow; ox += p.pw)
+        fn(arow + ox * px, static_cast<const int64_t*>(nullptr), r * g.ow + ox, static_cast<int>(std::min<int64_t>(p.pw, ow - ox)));
+    }
+  };
   if (p.rows_outer) {
     a.goff = p.goff.data();
     a.groups = groups;
     a.accumulate = false;
     a.finish = true;
-    for (int64_t r = r0; r < r1; ++r) {
-      const float* arow = src + ((r - r0) * g.sh + row_base) * p.src_row;
-      const int64_t ow = r + 1 == g.oh ? p.last_ow : g.ow;
-      for (int64_t ox = 0; ox < ow; ox += p.pw) {
-        const int pw = static_cast<int>(std::min<int64_t>(p.pw, ow - ox));
-        a.a = arow + ox * px;
-        for (int64_t ob = ob0; ob < ob1; ob += p.nob) {
-          const int nob = static_cast<int>(std::min<int64_t>(p.nob, ob1 - ob));
-          a.partial_b = ob + nob == p.ocb && p.c_out % 16 ? nob - 1 : -1;
-          const int64_t ybase = ob * out_plane + r * g.ow * 16 + ox * 16;
-          a.bias = p.bias.data() + ob * 16;
-          a.w = p.w.get() + ob * a.wstride;
-          a.y = y + ybase;
-          a.z = z ? z + ybase : nullptr;
-          tiles.get(nob, pw)(a);
-        }
+    for_each_tile([&](const float* at, const int64_t* pix, int64_t q, int pw) {
+      a.a = at;
+      a.pix = pix;
+      for (int64_t ob = ob0; ob < ob1; ob += p.nob) {
+        const int nob = static_cast<int>(std::min<int64_t>(p.nob, ob1 - ob));
+        a.partial_b = ob + nob == p.ocb && p.c_out % 16 ? nob - 1 : -1;
+        const int64_t ybase = ob * out_plane + q * 16;
+        a.bias = p.bias.data() + ob * 16;
+        a.w = p.w.get() + ob * a.wstride;
+        a.y = y + ybase;
+        a.z = z ? z + ybase : nullptr;
+        tiles.get(nob, pw)(a);
       }
-      if (p.post_act)
-        for (int64_t ob = ob0; ob < ob1; ++ob) p.act.apply(y + ob * out_plane + r * g.ow * 16, ow * 16);
-    }
+    });
+    if (p.post_act)
+      for (int64_t ob = ob0; ob < ob1; ++ob) p.act.apply(y + ob * out_plane + q0 * 16, (q1 - q0) * 16);
     return;
   }
   // Blocks of kc_groups tap groups, so that their weights stay in L2 over the task's rows;
@@ -393,21 +422,16 @@ static void conv_task(const NchwcConvPlan& p, const float* x, const float* z, fl
       a.w = p.w.get() + ob * a.wstride + gb * p.inner * 16;
       a.accumulate = gb > 0;
       a.finish = gb + a.groups == groups;
-      for (int64_t r = r0; r < r1; ++r) {
-        const float* arow = src + ((r - r0) * g.sh + row_base) * p.src_row;
-        const int64_t ybase = ob * out_plane + r * g.ow * 16;
-        const int64_t ow = r + 1 == g.oh ? p.last_ow : g.ow;
-        for (int64_t ox = 0; ox < ow; ox += p.pw) {
-          const int pw = static_cast<int>(std::min<int64_t>(p.pw, ow - ox));
-          a.a = arow + ox * px;
-          a.y = y + ybase + ox * 16;
-          a.z = z ? z + ybase + ox * 16 : nullptr;
-          tiles.get(nob, pw)(a);
-        }
-        if (p.post_act && a.finish)
-          for (int b = 0; b < nob; ++b) p.act.apply(y + ybase + b * out_plane, ow * 16);
-      }
+      for_each_tile([&](const float* at, const int64_t* pix, int64_t q, int pw) {
+        a.a = at;
+        a.pix = pix;
+        a.y = y + ob * out_plane + q * 16;
+        a.z = z ? z + ob * out_plane + q * 16 : nullptr;
+        tiles.get(nob, pw)(a);
+      });
     }
+    if (p.post_act)
+      for (int b = 0; b < nob; ++b) p.act.apply(y + (ob + b) * out_plane + q0 * 16, (q1 - q0) * 16);
   }
 }
 
