@@ -58,7 +58,10 @@ TEST(MatMulX86, MatchesReference) {
       {{1, 1}, {1, 1}},          {{17, 65}, {65, 33}},          {{3}, {3}},               {{5}, {5, 7}},
       {{4, 5}, {5}},             {{2, 3, 17, 9}, {9, 31}},      {{2, 1, 6, 8}, {3, 8, 5}}, {{7, 8}, {4, 8, 9}},
       {{2, 3, 4, 5}, {2, 3, 5, 6}}, {{0, 5}, {5, 3}},           {{4, 0}, {0, 3}},          {{128, 300}, {300, 200}},
-      {{1, 512}, {512, 1000}},   {{3, 100, 64}, {64, 64}}};
+      {{1, 512}, {512, 1000}},   {{3, 100, 64}, {64, 64}},
+      // Batches over the threads, each product on one (too small for sgemm to split):
+      // attention-like heads, an odd batch count, a broadcast A.
+      {{12, 40, 16}, {12, 16, 40}}, {{5, 9, 7}, {5, 7, 11}}, {{1, 33, 20}, {7, 20, 9}}};
   for (const auto& [as, bs] : cases) {
     Tensor a = random_tensor(as, rng), b = random_tensor(bs, rng);
     const int64_t k = as.back();
