@@ -483,6 +483,18 @@ int main(int argc, char** argv) {
 }
 
 namespace {
+// A whole number, optionally signed (CLI11's Number takes "1.5", and its Range then calls
+// "abc" out of range).
+const CLI::Validator kInteger(
+    [](std::string& v) -> std::string {
+      size_t i = !v.empty() && (v[0] == '-' || v[0] == '+') ? 1 : 0;
+      if (i == v.size()) return "Value " + v + " is not a whole number";
+      for (; i < v.size(); ++i)
+        if (v[i] < '0' || v[i] > '9') return "Value " + v + " is not a whole number";
+      return std::string();
+    },
+    "INT");
+
 int tessera_main(int argc, char** argv) {
   using namespace tessera;
   CLI::App app{"tessera: convert ONNX models to .tsr and run them"};
@@ -506,7 +518,7 @@ int tessera_main(int argc, char** argv) {
   convert->add_option("--shard", conv_shard, "tp=N: annotate Megatron-style tensor-parallel sharding for N ranks");
   int pipeline_stages = 0;
   convert->add_option("--pipeline-stages", pipeline_stages, "cut into P pipeline stages (Node::pipeline_stage), balancing parameter bytes")
-      ->check(CLI::Range(1, 65536));
+      ->check(kInteger)->check(CLI::Range(1, 65536));
 
   std::string insp_path;
   bool insp_json = false;
@@ -529,7 +541,7 @@ int tessera_main(int argc, char** argv) {
   run->add_option("--backend", run_backend, "backends in order of preference; the CPU is always the fallback")
       ->capture_default_str();
   run->add_option("--threads", run_threads, "CPU threads (0: one per physical core)")
-      ->check(CLI::Range(0, 1024))
+      ->check(kInteger)->check(CLI::Range(0, 1024))
       ->capture_default_str();
   run->add_flag("--verbose,-v", run_verbose, "print the plan: which node runs where, arena size");
   run->add_flag("--no-fusion", g_no_fusion, "one kernel per node: no Conv/MatMul/Gemm + Add + activation fusion");
@@ -542,9 +554,9 @@ int tessera_main(int argc, char** argv) {
   bench->add_option("model", bench_path, ".tsr file")->required();
   add_input_options(bench, bench_in);
   bench->add_option("--threads", bench_threads, "CPU threads (0: one per physical core; the reference kernels use one)")
-      ->check(CLI::Range(0, 1024))->capture_default_str();
-  bench->add_option("--runs", bench_runs, "timed runs")->check(CLI::Range(1, 1000000))->capture_default_str();
-  bench->add_option("--warmup", bench_warmup, "untimed warm-up runs")->check(CLI::Range(0, 1000000))->capture_default_str();
+      ->check(kInteger)->check(CLI::Range(0, 1024))->capture_default_str();
+  bench->add_option("--runs", bench_runs, "timed runs")->check(kInteger)->check(CLI::Range(1, 1000000))->capture_default_str();
+  bench->add_option("--warmup", bench_warmup, "untimed warm-up runs")->check(kInteger)->check(CLI::Range(0, 1000000))->capture_default_str();
   bench->add_option("--backend", bench_backend, "backends in order of preference; the CPU is always the fallback")
       ->capture_default_str();
   bench->add_flag("--json", bench_json, "print only the JSON line");

@@ -284,7 +284,9 @@ def case_run_threads(binary, models_dir, work):
                 raise Failure(f"run --threads {t}: output {f} differs from --threads 1 by {d}")
     rc, out = tessera(binary, "run", tsr, *args, "--threads", "-1", "--output-dir", os.path.join(work, "bad"))
     expect_clean_error(rc, out, ["--threads"])
-    print("ok: run --threads 1, 2 and 3 agree; --threads -1 is refused")
+    rc, out = tessera(binary, "run", tsr, *args, "--threads", "abc", "--output-dir", os.path.join(work, "bad"))
+    expect_clean_error(rc, out, ["--threads", "abc", "not a whole number"])
+    print("ok: run --threads 1, 2 and 3 agree; --threads -1 and abc are refused")
 
 
 CASES = {name[len("case_"):]: fn for name, fn in globals().items() if name.startswith("case_")}
