@@ -134,6 +134,17 @@ __attribute__((always_inline)) inline V16x2 phase_lanes(V16x2 a, V16x2 b, V16x2 
   return {ab, cd};
 }
 
+template <int P>
+__attribute__((always_inline)) inline V16x4 phase_lanes(V16x4 a, V16x4 b, V16x4 c, V16x4 d) {
+  // Lane P of each quarter: of a's four quarters for lanes 0-3, of b's for 4-7, ...
+  typedef int32_t I4 __attribute__((vector_size(16)));
+  const I4 pick = {P, P + 4, P, P + 4}, join = {0, 1, 4, 5};
+  auto quarter = [&](V16x4 v) {
+    return __builtin_shuffle(__builtin_shuffle(v.a, v.b, pick), __builtin_shuffle(v.c, v.d, pick), join);
+  };
+  return {quarter(a), quarter(b), quarter(c), quarter(d)};
+}
+
 // out[0 .. 3] (64 lanes) with lane 4k + j = lane k of o_j: the output transform's four
 // columns of 16 tiles interleaved back into a row.
 __attribute__((always_inline)) inline void interleave4(V16 o0, V16 o1, V16 o2, V16 o3, V16* out) {
@@ -160,6 +171,21 @@ __attribute__((always_inline)) inline void interleave4_8(V8 o0, V8 o1, V8 o2, V8
 __attribute__((always_inline)) inline void interleave4(V16x2 o0, V16x2 o1, V16x2 o2, V16x2 o3, V16x2* out) {
   interleave4_8(o0.lo, o1.lo, o2.lo, o3.lo, out[0], out[1]);
   interleave4_8(o0.hi, o1.hi, o2.hi, o3.hi, out[2], out[3]);
+}
+// On quarters: out[m] is the 4 x 4 transpose of quarter m of o_0 .. o_3 (tiles 4m .. 4m + 3).
+__attribute__((always_inline)) inline V16x4 transpose4(V4 r0, V4 r1, V4 r2, V4 r3) {
+  typedef int32_t I4 __attribute__((vector_size(16)));
+  const I4 lo = {0, 4, 1, 5}, hi = {2, 6, 3, 7}, first = {0, 1, 4, 5}, second = {2, 3, 6, 7};
+  const V4 a = __builtin_shuffle(r0, r1, lo), b = __builtin_shuffle(r0, r1, hi);
+  const V4 c = __builtin_shuffle(r2, r3, lo), d = __builtin_shuffle(r2, r3, hi);
+  return {__builtin_shuffle(a, c, first), __builtin_shuffle(a, c, second), __builtin_shuffle(b, d, first),
+          __builtin_shuffle(b, d, second)};
+}
+__attribute__((always_inline)) inline void interleave4(V16x4 o0, V16x4 o1, V16x4 o2, V16x4 o3, V16x4* out) {
+  out[0] = transpose4(o0.a, o1.a, o2.a, o3.a);
+  out[1] = transpose4(o0.b, o1.b, o2.b, o3.b);
+  out[2] = transpose4(o0.c, o1.c, o2.c, o3.c);
+  out[3] = transpose4(o0.d, o1.d, o2.d, o3.d);
 }
 
 // True if x[0 .. n) holds no Inf or NaN: x - x is 0 for finite x and NaN otherwise, summed

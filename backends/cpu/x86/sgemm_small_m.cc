@@ -19,6 +19,7 @@ using x86::load;
 using x86::store16;
 using x86::V16;
 using x86::V16x2;
+using x86::V16x4;
 
 // acc (m rows, row stride ld) columns [0, width) += op(A)[:, 0 .. kc) * B[0 .. kc, 0 .. width):
 // width a multiple of 16, row p of B at b + p * ldb with `width` readable floats; op(A)[i, p]

@@ -1,8 +1,9 @@
-// 16 floats as one GCC vector (V16) or two of 8 (V16x2), and the fused activation on a row
-// of them: shared by the x86 Conv kernels (conv_x86.cc, conv_winograd.cc) and the small-M
-// SGEMM, whose hot loops are written as templates on the vector type because the build's
-// -O2 does not vectorize them by itself; TSR_V16_VARIANTS builds each for AVX-512F (V16),
-// AVX2+FMA (V16x2) and the baseline (V16) and picks one per call.
+// 16 floats as one GCC vector (V16), two of 8 (V16x2) or four of 4 (V16x4), and the fused
+// activation on a row of them: shared by the x86 Conv kernels (conv_x86.cc,
+// conv_winograd.cc; compiled for aarch64 too) and the small-M SGEMM, whose hot loops are
+// written as templates on the vector type because the build's -O2 does not vectorize them
+// by itself; TSR_V16_VARIANTS builds each for AVX-512F (V16), AVX2+FMA (V16x2) and the
+// baseline (V16) and picks one per call, or on aarch64 builds the NEON one (V16x4).
 //
 // Not GCC's target_clones: GCC dispatches an "arch=haswell" clone by processor model
 // (__builtin_cpu_is), which no AMD CPU matches, so a Zen 3 ran the SSE2 baseline; and a
@@ -51,11 +52,43 @@ TSR_V16X2_OP(*)
 TSR_V16X2_OP(/)
 #undef TSR_V16X2_OP
 
+// 16 floats as four GCC vectors of 4: the vector type of the aarch64 (NEON) instances, for
+// the same reason as V16x2 (a 64-byte vector has no machine mode on NEON either: the V16
+// build kept its variables on the stack, q registers loaded and stored around each
+// operation). The four quarters are ordinary q registers.
+typedef float V4 __attribute__((vector_size(16)));
+struct V16x4 {
+  V4 a, b, c, d;
+};
+#define TSR_V16X4_OP(op)                                                                          \
+  __attribute__((always_inline)) inline V16x4 operator op(V16x4 x, V16x4 y) {                     \
+    return {x.a op y.a, x.b op y.b, x.c op y.c, x.d op y.d};                                      \
+  }                                                                                               \
+  __attribute__((always_inline)) inline V16x4 operator op(V16x4 x, float y) {                     \
+    return {x.a op y, x.b op y, x.c op y, x.d op y};                                              \
+  }                                                                                               \
+  __attribute__((always_inline)) inline V16x4 operator op(float x, V16x4 y) {                     \
+    return {x op y.a, x op y.b, x op y.c, x op y.d};                                              \
+  }                                                                                               \
+  __attribute__((always_inline)) inline V16x4& operator op##=(V16x4& x, V16x4 y) { return x = x op y; } \
+  __attribute__((always_inline)) inline V16x4& operator op##=(V16x4& x, float y) { return x = x op y; }
+TSR_V16X4_OP(+)
+TSR_V16X4_OP(-)
+TSR_V16X4_OP(*)
+TSR_V16X4_OP(/)
+#undef TSR_V16X4_OP
+
 // Loads and stores of 16 floats at any alignment, for either vector type.
 __attribute__((always_inline)) inline void store16(float* p, V16 v) { __builtin_memcpy(p, &v, sizeof v); }
 __attribute__((always_inline)) inline void store16(float* p, V16x2 v) {
   __builtin_memcpy(p, &v.lo, sizeof v.lo);
   __builtin_memcpy(p + 8, &v.hi, sizeof v.hi);
+}
+__attribute__((always_inline)) inline void store16(float* p, V16x4 v) {
+  __builtin_memcpy(p, &v.a, sizeof v.a);
+  __builtin_memcpy(p + 4, &v.b, sizeof v.b);
+  __builtin_memcpy(p + 8, &v.c, sizeof v.c);
+  __builtin_memcpy(p + 12, &v.d, sizeof v.d);
 }
 template <class V>
 __attribute__((always_inline)) inline V load(const float* p);
@@ -73,6 +106,16 @@ __attribute__((always_inline)) inline V16x2 load<V16x2>(const float* p) {
   return v;
 }
 
+template <>
+__attribute__((always_inline)) inline V16x4 load<V16x4>(const float* p) {
+  V16x4 v;
+  __builtin_memcpy(&v.a, p, sizeof v.a);
+  __builtin_memcpy(&v.b, p + 4, sizeof v.b);
+  __builtin_memcpy(&v.c, p + 8, sizeof v.c);
+  __builtin_memcpy(&v.d, p + 12, sizeof v.d);
+  return v;
+}
+
 // a < b ? x : y and a > b ? x : y, lane by lane (false where a or b is NaN).
 __attribute__((always_inline)) inline V16 lt_select(V16 a, V16 b, V16 x, V16 y) { return a < b ? x : y; }
 __attribute__((always_inline)) inline V16 gt_select(V16 a, V16 b, V16 x, V16 y) { return a > b ? x : y; }
@@ -81,6 +124,13 @@ __attribute__((always_inline)) inline V16x2 lt_select(V16x2 a, V16x2 b, V16x2 x,
 }
 __attribute__((always_inline)) inline V16x2 gt_select(V16x2 a, V16x2 b, V16x2 x, V16x2 y) {
   return {a.lo > b.lo ? x.lo : y.lo, a.hi > b.hi ? x.hi : y.hi};
+}
+
+__attribute__((always_inline)) inline V16x4 lt_select(V16x4 a, V16x4 b, V16x4 x, V16x4 y) {
+  return {a.a < b.a ? x.a : y.a, a.b < b.b ? x.b : y.b, a.c < b.c ? x.c : y.c, a.d < b.d ? x.d : y.d};
+}
+__attribute__((always_inline)) inline V16x4 gt_select(V16x4 a, V16x4 b, V16x4 x, V16x4 y) {
+  return {a.a > b.a ? x.a : y.a, a.b > b.b ? x.b : y.b, a.c > b.c ? x.c : y.c, a.d > b.d ? x.d : y.d};
 }
 
 // Lanes 0, 2, .., 30 (parity 0) or 1, 3, .., 31 (parity 1) of the 32 floats a, b.
@@ -97,9 +147,18 @@ __attribute__((always_inline)) inline V16x2 pick_lanes(V16x2 a, V16x2 b) {
   return {__builtin_shuffle(a.lo, a.hi, even + Parity), __builtin_shuffle(b.lo, b.hi, even + Parity)};
 }
 
+template <int Parity>
+__attribute__((always_inline)) inline V16x4 pick_lanes(V16x4 a, V16x4 b) {
+  typedef int32_t I4 __attribute__((vector_size(16)));
+  const I4 even = {0, 2, 4, 6};
+  return {__builtin_shuffle(a.a, a.b, even + Parity), __builtin_shuffle(a.c, a.d, even + Parity),
+          __builtin_shuffle(b.a, b.b, even + Parity), __builtin_shuffle(b.c, b.d, even + Parity)};
+}
+
 // Defines `attrs ret name params`, which runs the always-inline template name##_body<V>(args)
 // as built for the best path (best_isa(), per call): with V = V16 in an AVX-512F instance,
-// V16x2 in an AVX2+FMA one, V16 in the baseline otherwise (the only one on aarch64).
+// V16x2 in an AVX2+FMA one, V16 in the baseline otherwise; on aarch64 the one instance,
+// with V16x4.
 #if defined(__x86_64__) || defined(_M_X64)
 #define TSR_V16_VARIANTS(attrs, ret, name, params, args)                                       \
   __attribute__((target("avx512f,fma"))) attrs ret name##_avx512 params { return name##_body<V16> args; } \
@@ -111,6 +170,9 @@ __attribute__((always_inline)) inline V16x2 pick_lanes(V16x2 a, V16x2 b) {
       default: return name##_body<V16> args;                                                     \
     }                                                                                            \
   }
+#elif defined(__aarch64__)
+#define TSR_V16_VARIANTS(attrs, ret, name, params, args) \
+  attrs ret name params { return name##_body<V16x4> args; }
 #else
 #define TSR_V16_VARIANTS(attrs, ret, name, params, args) \
   attrs ret name params { return name##_body<V16> args; }
