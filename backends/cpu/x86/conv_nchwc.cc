@@ -87,7 +87,8 @@ bool make_nchwc_conv_plan(x86::Isa isa, const Conv2dGeometry& g0, int64_t c_in, 
 
   // Micro-tile. AVX-512: 2 blocks x 14 pixels on rows of 14 or more, else as many blocks as
   // the row's pixels leave accumulators for (7 x 7 planes: 4 blocks x 7 pixels). AVX2: 1
-  // block x 6 pixels (MobileNetV2 at 1 thread: 2 blocks x 3 pixels 12% slower, 3 x 2 29%).
+  // block x 6 pixels (MobileNetV2 at 1 thread, alternated runs: 2 blocks x 3 pixels 10%
+  // slower, 3 x 2 70%).
   if (isa == x86::Isa::kAvx2) q.nob = 1;
   else if (g.ow >= 10) q.nob = 2;
   else if (g.ow >= 8) q.nob = 3;
