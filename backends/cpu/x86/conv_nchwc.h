@@ -42,6 +42,9 @@ namespace tessera::cpu {
 
 constexpr int64_t kNchwcBlock = 16;
 constexpr int64_t kNchwcDwMaxTaps = 64;  // depthwise: kh * kw, stride along W 1 or 2
+/// Products summed in one chain per output before the partial sum joins the running total
+/// (conv_nchwc_impl.h: two-level summation of long reductions, as the SGEMM's KC blocks).
+constexpr int64_t kChainTerms = 256;
 /// Micro-tiles: at most kNchwcMaxPw512[nob] pixels for nob = 1..4 channel blocks on
 /// AVX-512 (pixels x blocks <= 28 zmm accumulators, 3 left for weights and the broadcast),
 /// kNchwcMaxPwAvx2[nob] on AVX2 (a block is two ymm: 2 x pixels x blocks <= 12

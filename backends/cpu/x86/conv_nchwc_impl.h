@@ -63,16 +63,24 @@ __attribute__((always_inline)) static T activate(const EpilogueSimd<VB>* e, T r)
 // args.istride, plain).
 template <int PW, int NOB, int RS, int INNER>
 static void conv_tile(const TileArgs& t) {
+  // Long reductions (more than kChainTerms products per output) are summed in two levels,
+  // as the SGEMM sums its KC blocks: each chunk of tap groups from zero in registers, then
+  // added to the running total, kept in this tile of Y (in L1). One chain over C_in x taps
+  // had 10-20x the rounding error of the GEMM path and onnxruntime at 14,700 terms (a
+  // fuzzer's deep conv chains went out of tolerance).
+  const int64_t chunk = std::max<int64_t>(1, kChainTerms / (INNER > 0 ? INNER : t.inner));
+  const bool two_level = t.groups > chunk;
+  // Z with the bias, before Y is first written: Y may be Z's own memory (the planner's
+  // in-place residual). In one pass it is added before the store instead, where its loads
+  // do not hold up the FMA chains.
+  const bool z_first = t.z && !t.accumulate && (!t.finish || two_level);
   T acc[NOB][PW];
   if (t.accumulate) {
 #pragma GCC unroll 4
     for (int b = 0; b < NOB; ++b)
 #pragma GCC unroll 14
       for (int j = 0; j < PW; ++j) acc[b][j] = VB::load(t.y + b * t.ystride + j * 16);
-  } else if (t.z && !t.finish) {
-    // Taps in blocks, partial sums through Y: Z is added by the first block, so that Y may
-    // be Z's own memory (the planner's in-place residual). In one pass it is added before
-    // the store, where its loads do not hold up the FMA chains.
+  } else if (z_first) {
 #pragma GCC unroll 4
     for (int b = 0; b < NOB; ++b) {
       const T bv = VB::load(t.bias + b * 16);
@@ -91,8 +99,18 @@ static void conv_tile(const TileArgs& t) {
   int64_t off[PW];  // pixel j's offset
 #pragma GCC unroll 14
   for (int j = 0; j < PW; ++j) off[j] = RS < 0 ? t.pix[j] : j * rs;
+  auto y_tile = [&](auto&& f) {
+#pragma GCC unroll 4
+    for (int b = 0; b < NOB; ++b)
+#pragma GCC unroll 14
+      for (int j = 0; j < PW; ++j) f(acc[b][j], t.y + b * t.ystride + j * 16);
+  };
+  if (two_level && !t.accumulate) y_tile([](T& v, float* p) { VB::store(p, v); });
   const float* wp = t.w;
-  for (int64_t gi = 0; gi < t.groups; ++gi) {
+  for (int64_t g0 = 0; g0 < t.groups; g0 += chunk) {
+  const int64_t g1 = two_level ? std::min(t.groups, g0 + chunk) : t.groups;
+  if (two_level) y_tile([](T& v, float*) { v = VB::zero(); });
+  for (int64_t gi = g0; gi < g1; ++gi) {
     const float* ap = t.a + t.goff[gi];
     if constexpr (INNER > 0) {
 #pragma GCC unroll 16
@@ -124,6 +142,12 @@ static void conv_tile(const TileArgs& t) {
       }
     }
   }
+  if (two_level) {
+    y_tile([](T& v, float* p) { v = VB::add(v, VB::load(p)); });
+    if (g1 < t.groups) y_tile([](T& v, float* p) { VB::store(p, v); });
+  }
+  if (!two_level) break;
+  }
   if (!t.finish) {
 #pragma GCC unroll 4
     for (int b = 0; b < NOB; ++b)
@@ -136,7 +160,7 @@ static void conv_tile(const TileArgs& t) {
 #pragma GCC unroll 14
     for (int j = 0; j < PW; ++j) {
       T v = acc[b][j];
-      if (t.z && !t.accumulate) v = VB::add(v, VB::load(t.z + b * t.ystride + j * 16));
+      if (t.z && !t.accumulate && !z_first) v = VB::add(v, VB::load(t.z + b * t.ystride + j * 16));
       v = activate(t.act, v);
       // The channels past c_out are written 0: a padding lane of 0 * Inf would put NaN in
       // every output of the next Conv (its weight 0 does not cancel a NaN).
