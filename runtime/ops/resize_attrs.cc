@@ -166,6 +166,7 @@ Result<ResizeParams> resize_params(const Node& node, const Shape& x_shape, const
     for (int64_t v : int_sizes)
       if (v < 1) return fail(node, "sizes must be positive, got " + std::to_string(v));
     if (policy == "stretch") {
+      p.scales_from_sizes = true;
       for (size_t i = 0; i < axes.size(); ++i) {
         const size_t ax = static_cast<size_t>(axes[i]);
         p.out[ax] = int_sizes[i];

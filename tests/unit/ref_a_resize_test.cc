@@ -65,6 +65,33 @@ TEST(RefResize, LinearAlignCornersFromSizes) {
               1e-5f, 1e-6f);
 }
 
+// Nearest from `sizes` at exact ties: the source coordinate is computed with out / in in
+// double, as the ONNX reference does (the float scale 52 / 28 = 1.8571428 put row 6's exact
+// 3.0 at 3.0000001, and ceil took row 4). Expected rows from onnx.reference (found by a
+// fuzzer against onnxruntime, which agrees).
+TEST(RefResize, NearestFromSizesAtExactTies) {
+  std::vector<float> rows(28);
+  for (int i = 0; i < 28; ++i) rows[static_cast<size_t>(i)] = static_cast<float>(i);
+  Tensor x = make_tensor<float>({1, 1, 28, 1}, rows), roi = floats({}), scales = floats({}), sizes = ints({1, 1, 52, 1});
+  auto out = run_ok({"Resize", {attr_s("mode", "nearest"), attr_s("nearest_mode", "ceil")}, 13},
+                    {&x, &roi, &scales, &sizes}, {1, 2, 3});
+  ASSERT_EQ(out.size(), 1u);
+  ASSERT_EQ(out[0].shape(), (Shape{1, 1, 52, 1}));
+  const std::vector<float> y = to_vector<float>(out[0]);
+  EXPECT_EQ(y[6], 3.f);  // (6 + 0.5) * 28 / 52 - 0.5 = 3 exactly
+  EXPECT_EQ(y[19], 10.f);
+  EXPECT_EQ(y[32], 17.f);
+  // Asymmetric, round_prefer_ceil, 11 -> 10 columns: column 5 sits at 5.5 exactly.
+  std::vector<float> cols(11);
+  for (int i = 0; i < 11; ++i) cols[static_cast<size_t>(i)] = static_cast<float>(i);
+  Tensor x2 = make_tensor<float>({1, 1, 1, 11}, cols), sizes2 = ints({1, 1, 1, 10});
+  auto out2 = run_ok({"Resize", {attr_s("mode", "nearest"), attr_s("coordinate_transformation_mode", "asymmetric"),
+                                  attr_s("nearest_mode", "round_prefer_ceil")}, 13},
+                     {&x2, &roi, &scales, &sizes2}, {1, 2, 3});
+  ASSERT_EQ(out2.size(), 1u);
+  EXPECT_EQ(to_vector<float>(out2[0])[5], 6.f);
+}
+
 TEST(RefResize, CubicDefaultAndExcludeOutside) {
   Tensor x = seq({1, 1, 4, 4}), roi = floats({}), up = floats({1, 1, 2, 2}), mixed = floats({1, 1, 0.75f, 1.5f});
   auto a = run_ok({"Resize", {attr_s("mode", "cubic")}, 13}, {&x, &roi, &up}, {1, 2});

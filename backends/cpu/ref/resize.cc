@@ -40,7 +40,8 @@ using P = ResizeParams;
 using AxisTaps = ResizeAxisTaps;
 
 double original_coordinate(const P& p, size_t d, int64_t o) {
-  const double in = static_cast<double>(p.in[d]), out = static_cast<double>(p.out[d]), scale = p.scales[d];
+  const double in = static_cast<double>(p.in[d]), out = static_cast<double>(p.out[d]);
+  const double scale = p.scales_from_sizes ? out / in : static_cast<double>(p.scales[d]);
   switch (p.coord) {
     case P::Coord::kHalfPixel: return (o + 0.5) / scale - 0.5;
     case P::Coord::kHalfPixelSymmetric:
