@@ -265,13 +265,17 @@ class NchwcConvKernel final : public Kernel {
   }
 };
 
+// An image's channel blocks [cb0, cb1): the layout conversions and the pools of conv_nchwc.h.
+using BlockFn = void (*)(const float* x, int64_t c, int64_t hw, int64_t cb0, int64_t cb1, float* y);
+using MaxPoolFn = void (*)(const cpu::Conv2dGeometry& g, const float* x, int64_t cb0, int64_t cb1, float* y);
+
 // NCHW <-> NCHW16c of one tensor [N, C, spatial...].
 class NchwcReorderKernel final : public Kernel {
  public:
   int64_t n = 1, c = 1, hw = 1;
   bool to_blocked = true;
   int threads = 1;
-  Isa isa = Isa::kAvx512;
+  BlockFn convert = nullptr;  // this direction, on the path chosen at plan time
 
   Status run(const KernelContext& ctx) const override {
     const float* x = ctx.input(0).data_as<float>();
@@ -282,15 +286,7 @@ class NchwcReorderKernel final : public Kernel {
     parallel_for(pool, units, [&](int64_t lo, int64_t hi) {
       for (int64_t u = lo; u < hi; ++u) {
         const int64_t i = u / cbs, cb = u % cbs;
-        const float* xi = x + i * (to_blocked ? plain : blocked);
-        float* yi = y + i * (to_blocked ? blocked : plain);
-        if (isa == Isa::kAvx512) {
-          if (to_blocked) cpu::nchwc_from_nchw_avx512(xi, c, hw, cb, cb + 1, yi);
-          else cpu::nchw_from_nchwc_avx512(xi, c, hw, cb, cb + 1, yi);
-        } else {
-          if (to_blocked) cpu::nchwc_from_nchw_avx2(xi, c, hw, cb, cb + 1, yi);
-          else cpu::nchw_from_nchwc_avx2(xi, c, hw, cb, cb + 1, yi);
-        }
+        convert(x + i * (to_blocked ? plain : blocked), c, hw, cb, cb + 1, y + i * (to_blocked ? blocked : plain));
       }
     });
     return Status::ok();
@@ -305,7 +301,8 @@ class NchwcPoolKernel final : public Kernel {
   cpu::Conv2dGeometry g;  // MaxPool
   int64_t n = 1, c = 1;
   int threads = 1;
-  Isa isa = Isa::kAvx512;
+  MaxPoolFn max_pool = nullptr;        // on the path chosen at plan time
+  BlockFn global_average_pool = nullptr;
 
   Status run(const KernelContext& ctx) const override {
     const float* x = ctx.input(0).data_as<float>();
@@ -317,16 +314,8 @@ class NchwcPoolKernel final : public Kernel {
     parallel_for(pool, units, [&](int64_t lo, int64_t hi) {
       for (int64_t u = lo; u < hi; ++u) {
         const int64_t i = u / cbs, cb = u % cbs;
-        const float* xi = x + i * x_image;
-        float* yi = y + i * y_image;
-        const bool avx512 = isa == Isa::kAvx512;
-        if (global_average) {
-          if (avx512) cpu::nchwc_global_average_pool_avx512(xi, c, g.ih * g.iw, cb, cb + 1, yi);
-          else cpu::nchwc_global_average_pool_avx2(xi, c, g.ih * g.iw, cb, cb + 1, yi);
-        } else {
-          if (avx512) cpu::nchwc_max_pool_avx512(g, xi, cb, cb + 1, yi);
-          else cpu::nchwc_max_pool_avx2(g, xi, cb, cb + 1, yi);
-        }
+        if (global_average) global_average_pool(x + i * x_image, c, g.ih * g.iw, cb, cb + 1, y + i * y_image);
+        else max_pool(g, x + i * x_image, cb, cb + 1, y + i * y_image);
       }
     });
     return Status::ok();
@@ -504,7 +493,9 @@ Result<std::unique_ptr<Kernel>> make_nchwc_kernel(const CompileContext& ctx) {
     return std::unique_ptr<Kernel>(std::move(k));
   }
   auto k = std::make_unique<NchwcPoolKernel>();
-  k->isa = best_isa();
+  const bool avx512 = best_isa() == Isa::kAvx512;
+  k->max_pool = avx512 ? &cpu::nchwc_max_pool_avx512 : &cpu::nchwc_max_pool_avx2;
+  k->global_average_pool = avx512 ? &cpu::nchwc_global_average_pool_avx512 : &cpu::nchwc_global_average_pool_avx2;
   k->n = xs[0];
   k->c = xs[1];
   k->threads = std::max(1, ctx.threads);
@@ -549,7 +540,9 @@ std::unique_ptr<Kernel> make_nchwc_reorder(const Shape& shape, bool to_blocked, 
   for (size_t d = 2; d < shape.size(); ++d) k->hw *= shape[d];
   k->to_blocked = to_blocked;
   k->threads = std::max(1, threads);
-  k->isa = best_isa();
+  const bool avx512 = best_isa() == Isa::kAvx512;
+  if (to_blocked) k->convert = avx512 ? &cpu::nchwc_from_nchw_avx512 : &cpu::nchwc_from_nchw_avx2;
+  else k->convert = avx512 ? &cpu::nchw_from_nchwc_avx512 : &cpu::nchw_from_nchwc_avx2;
   return k;
 }
 

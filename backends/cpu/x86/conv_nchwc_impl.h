@@ -107,46 +107,46 @@ static void conv_tile(const TileArgs& t) {
   };
   if (two_level && !t.accumulate) y_tile([](T& v, float* p) { VB::store(p, v); });
   const float* wp = t.w;
-  for (int64_t g0 = 0; g0 < t.groups; g0 += chunk) {
-  const int64_t g1 = two_level ? std::min(t.groups, g0 + chunk) : t.groups;
-  if (two_level) y_tile([](T& v, float*) { v = VB::zero(); });
-  for (int64_t gi = g0; gi < g1; ++gi) {
-    const float* ap = t.a + t.goff[gi];
-    if constexpr (INNER > 0) {
+  // One chunk of all the groups, or chunks of `chunk` groups each summed from zero.
+  for (int64_t g0 = 0, g1 = 0; g0 < t.groups; g0 = g1) {
+    g1 = two_level ? std::min(t.groups, g0 + chunk) : t.groups;
+    if (two_level) y_tile([](T& v, float*) { v = VB::zero(); });
+    for (int64_t gi = g0; gi < g1; ++gi) {
+      const float* ap = t.a + t.goff[gi];
+      if constexpr (INNER > 0) {
 #pragma GCC unroll 16
-      for (int i = 0; i < INNER; ++i) {
-        T wv[NOB];
+        for (int i = 0; i < INNER; ++i) {
+          T wv[NOB];
 #pragma GCC unroll 4
-        for (int b = 0; b < NOB; ++b) wv[b] = VB::load(wp + b * t.wstride + i * 16);
+          for (int b = 0; b < NOB; ++b) wv[b] = VB::load(wp + b * t.wstride + i * 16);
 #pragma GCC unroll 14
-        for (int j = 0; j < PW; ++j) {
-          const T xv = VB::set1(ap[off[j] + i]);
+          for (int j = 0; j < PW; ++j) {
+            const T xv = VB::set1(ap[off[j] + i]);
 #pragma GCC unroll 4
-          for (int b = 0; b < NOB; ++b) acc[b][j] = VB::fmadd(wv[b], xv, acc[b][j]);
+            for (int b = 0; b < NOB; ++b) acc[b][j] = VB::fmadd(wv[b], xv, acc[b][j]);
+          }
         }
-      }
-      wp += INNER * 16;
-    } else {
-      for (int i = 0; i < t.inner; ++i) {
-        T wv[NOB];
+        wp += INNER * 16;
+      } else {
+        for (int i = 0; i < t.inner; ++i) {
+          T wv[NOB];
 #pragma GCC unroll 4
-        for (int b = 0; b < NOB; ++b) wv[b] = VB::load(wp + b * t.wstride);
-        const float* ai = ap + i * t.istride;
+          for (int b = 0; b < NOB; ++b) wv[b] = VB::load(wp + b * t.wstride);
+          const float* ai = ap + i * t.istride;
 #pragma GCC unroll 14
-        for (int j = 0; j < PW; ++j) {
-          const T xv = VB::set1(ai[off[j]]);
+          for (int j = 0; j < PW; ++j) {
+            const T xv = VB::set1(ai[off[j]]);
 #pragma GCC unroll 4
-          for (int b = 0; b < NOB; ++b) acc[b][j] = VB::fmadd(wv[b], xv, acc[b][j]);
+            for (int b = 0; b < NOB; ++b) acc[b][j] = VB::fmadd(wv[b], xv, acc[b][j]);
+          }
+          wp += 16;
         }
-        wp += 16;
       }
     }
-  }
-  if (two_level) {
-    y_tile([](T& v, float* p) { v = VB::add(v, VB::load(p)); });
-    if (g1 < t.groups) y_tile([](T& v, float* p) { VB::store(p, v); });
-  }
-  if (!two_level) break;
+    if (two_level) {
+      y_tile([](T& v, float* p) { v = VB::add(v, VB::load(p)); });
+      if (g1 < t.groups) y_tile([](T& v, float* p) { VB::store(p, v); });
+    }
   }
   if (!t.finish) {
 #pragma GCC unroll 4
@@ -211,7 +211,7 @@ static constexpr auto tile_row(std::integer_sequence<int, P...>) {
   return std::array<TileFn, sizeof...(P)>{&conv_tile<P + 1, NOB, RS, INNER>...};
 }
 
-// The micro-tiles of one (RS, INNER): get(nob, pw), pw <= VB::kMaxPw[nob] (nob <= VB::kMaxNob).
+// The micro-tiles of one (RS, INNER): get(nob, pw), pw <= VB::kMaxPw[nob], nob 1 to 4.
 struct TileTable {
   std::array<TileFn, VB::kMaxPw[1]> row1;
   std::array<TileFn, VB::kMaxPw[2]> row2;
