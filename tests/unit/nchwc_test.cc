@@ -254,6 +254,12 @@ void ConvShapesMatchThePlainKernels() {
   // Weights of a pass beyond 512 KiB: the taps in blocks, partial sums through Y.
   add({1, 256, 64, 7, 7, 3, 1, 1, {1, 1, 1, 1}, false, true, 2, "Relu"});
   add({1, 256, 64, 6, 6, 3, 1, 1, {1, 1, 1, 1}, false, true, 1, "Sigmoid"});
+  // A partial last input block (1000 = 62 x 16 + 8: only its 8 channels are summed) in a
+  // conv whose taps run in several passes (567 KiB of weights for one output block), each
+  // summed in two levels.
+  add({1, 1000, 16, 6, 6, 3, 1, 1, {1, 1, 1, 1}, false, true, 2, "Relu"});
+  // MobileNetV2's 24 -> 144 1x1 (8 of the second block's 16 channels summed).
+  add({1, 24, 144, 9, 10, 1, 1, 1, {0, 0, 0, 0}, false, true, 1, "Clip"});
   // The stem: 3 (and 1) channels read in place (plain X), 7x7 stride 2 pad 3.
   add({1, 3, 64, 60, 58, 7, 2, 1, {3, 3, 3, 3}, false, false, 0, "Relu"});
   add({2, 1, 16, 9, 9, 3, 1, 1, {1, 1, 1, 1}});

@@ -48,6 +48,11 @@ struct TileArgs {
   bool finish;           // the last block of taps: activate (one pass: add Z first)
   int partial_b;         // the tile's block that holds the channels past c_out (-1: none)
   typename VB::Mask partial_mask;  // its lanes below c_out
+  // Blocked X whose last channel block is partial (c_in % 16 != 0): the tap groups from
+  // `partial_from` on (counted from this call's first group) read that block, and only its
+  // first `partial_inner` steps are summed (the others are padding lanes, weight 0).
+  int64_t partial_from = std::numeric_limits<int64_t>::max();
+  int partial_inner = 16;
 };
 
 // The fused activation and its affine map on one vector, as the SGEMM's epilogue applies
@@ -114,8 +119,7 @@ static void conv_tile(const TileArgs& t) {
     for (int64_t gi = g0; gi < g1; ++gi) {
       const float* ap = t.a + t.goff[gi];
       if constexpr (INNER > 0) {
-#pragma GCC unroll 16
-        for (int i = 0; i < INNER; ++i) {
+        auto step = [&](int i) __attribute__((always_inline)) {
           T wv[NOB];
 #pragma GCC unroll 4
           for (int b = 0; b < NOB; ++b) wv[b] = VB::load(wp + b * t.wstride + i * 16);
@@ -125,6 +129,13 @@ static void conv_tile(const TileArgs& t) {
 #pragma GCC unroll 4
             for (int b = 0; b < NOB; ++b) acc[b][j] = VB::fmadd(wv[b], xv, acc[b][j]);
           }
+        };
+        if (gi < t.partial_from) {
+#pragma GCC unroll 16
+          for (int i = 0; i < INNER; ++i) step(i);
+        } else {
+          // A partial channel block (MobileNetV2's 24 channels: 24 steps, not 32).
+          for (int i = 0; i < t.partial_inner; ++i) step(i);
         }
         wp += INNER * 16;
       } else {
@@ -387,6 +398,11 @@ static void conv_task(const NchwcConvPlan& p, const float* x, const float* z, fl
   a.ystride = out_plane;
   a.act = &ep;
   a.partial_mask = lane_mask(p, p.ocb - 1);
+  const bool partial_in = p.x_blocked && p.c_in % 16 != 0;
+  // The tap groups of the last input channel block: the last kh x kw (conv_nchwc.cc's order).
+  const int64_t partial_from = partial_in ? (p.icb - 1) * p.g.kh * p.g.kw : std::numeric_limits<int64_t>::max();
+  a.partial_inner = partial_in ? static_cast<int>(p.c_in % 16) : 16;
+  a.partial_from = partial_from;
   // The task's output pixels in micro-tiles of up to p.pw: along each row (a tile's pixels
   // px floats apart), or, when p.wrap_rows, along the task's pixels in order, a tile
   // wrapping from one row to the next (each pixel's offset in `off`).
@@ -443,6 +459,7 @@ static void conv_task(const NchwcConvPlan& p, const float* x, const float* z, fl
     for (int64_t gb = 0; gb < groups; gb += p.kc_groups) {
       a.goff = p.goff.data() + gb;
       a.groups = std::min(p.kc_groups, groups - gb);
+      a.partial_from = partial_in ? partial_from - gb : std::numeric_limits<int64_t>::max();
       a.w = p.w.get() + ob * a.wstride + gb * p.inner * 16;
       a.accumulate = gb > 0;
       a.finish = gb + a.groups == groups;
