@@ -260,6 +260,12 @@ void ConvShapesMatchThePlainKernels() {
   add({1, 1000, 16, 6, 6, 3, 1, 1, {1, 1, 1, 1}, false, true, 2, "Relu"});
   // MobileNetV2's 24 -> 144 1x1 (8 of the second block's 16 channels summed).
   add({1, 24, 144, 9, 10, 1, 1, 1, {0, 0, 0, 0}, false, true, 1, "Clip"});
+  // A last output block of at most 8 channels (AVX2: its half-block tiles): MobileNetV2's
+  // 144 -> 24 with the residual of another Conv, and 24 outputs of a 1000-channel 3x3 whose
+  // taps run in several passes (partial sums of the half block through Y).
+  add({1, 144, 24, 9, 10, 1, 1, 1, {0, 0, 0, 0}, false, true, 2, "Clip"});
+  add({1, 1000, 24, 6, 6, 3, 1, 1, {1, 1, 1, 1}, false, true, 1, "Relu"});
+  add({1, 40, 7, 11, 5, 3, 2, 1, {1, 0, 1, 0}, false, true, 0, "HardSwish"});
   // The stem: 3 (and 1) channels read in place (plain X), 7x7 stride 2 pad 3.
   add({1, 3, 64, 60, 58, 7, 2, 1, {3, 3, 3, 3}, false, false, 0, "Relu"});
   add({2, 1, 16, 9, 9, 3, 1, 1, {1, 1, 1, 1}});

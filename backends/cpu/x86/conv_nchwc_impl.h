@@ -16,12 +16,24 @@
 #include <array>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 #include <utility>
 
 #include "backends/cpu/x86/conv_nchwc.h"
 #include "backends/cpu/x86/sgemm_epilogue_simd.h"
 
 namespace tessera::cpu {
+
+// VB::Half where VB declares one (a half-block type: the first 8 lanes of a block in one
+// register, for an output block with at most 8 channels), else void.
+template <class V, class = void>
+struct NchwcHalfOf {
+  using type = void;
+};
+template <class V>
+struct NchwcHalfOf<V, std::void_t<typename V::Half>> {
+  using type = typename V::Half;
+};
 
 template <class VB>
 struct NchwcKernels {
@@ -389,6 +401,11 @@ static void conv_task(const NchwcConvPlan& p, const float* x, const float* z, fl
     return;
   }
   const TileTable& tiles = tile_table(p);
+  // The last output block holds at most 8 channels (MobileNetV2's 144 -> 24): on a path
+  // with a half-block type, its tiles compute those 8 lanes only (the other 8 are written
+  // 0), half the FMAs of a full block.
+  using Half = typename NchwcHalfOf<VB>::type;
+  const bool half_last = !std::is_void_v<Half> && p.nob == 1 && p.c_out % 16 != 0 && p.c_out % 16 <= 8;
   TileArgs a;
   const int64_t groups = static_cast<int64_t>(p.goff.size());
   a.inner = p.inner;
@@ -406,6 +423,41 @@ static void conv_task(const NchwcConvPlan& p, const float* x, const float* z, fl
   // The task's output pixels in micro-tiles of up to p.pw: along each row (a tile's pixels
   // px floats apart), or, when p.wrap_rows, along the task's pixels in order, a tile
   // wrapping from one row to the next (each pixel's offset in `off`).
+  // Runs the micro-tile of nob blocks and pw pixels whose first block is ob, with a.
+  auto run_tile = [&](int nob, int pw, int64_t ob) {
+    if constexpr (!std::is_void_v<Half>) {
+      if (half_last && ob == p.ocb - 1) {
+        using HK = NchwcKernels<Half>;
+        SgemmEpilogue hsep;
+        if (!p.post_act) hsep.act = p.act;
+        const EpilogueSimd<Half> hep(hsep);
+        typename HK::TileArgs h;
+        h.a = a.a;
+        h.goff = a.goff;
+        h.groups = a.groups;
+        h.inner = a.inner;
+        h.istride = a.istride;
+        h.rs = a.rs;
+        h.pix = a.pix;
+        h.w = a.w;
+        h.wstride = a.wstride;
+        h.bias = a.bias;
+        h.z = a.z;
+        h.y = a.y;
+        h.ystride = a.ystride;
+        h.act = &hep;
+        h.accumulate = a.accumulate;
+        h.finish = a.finish;
+        h.partial_b = 0;
+        h.partial_mask = Half::first(p.c_out % 16);
+        h.partial_from = a.partial_from;
+        h.partial_inner = a.partial_inner;
+        HK::tile_table(p).get(1, pw)(h);
+        return;
+      }
+    }
+    tiles.get(nob, pw)(a);
+  };
   const int64_t q0 = r0 * g.ow, q1 = (r1 - 1) * g.ow + (r1 == g.oh ? p.last_ow : g.ow);
   int64_t off[16];
   auto for_each_tile = [&](auto&& fn) {  // fn(source, pixel offsets or null, first pixel, pixels)
@@ -443,7 +495,7 @@ static void conv_task(const NchwcConvPlan& p, const float* x, const float* z, fl
         a.w = p.w.get() + ob * a.wstride;
         a.y = y + ybase;
         a.z = z ? z + ybase : nullptr;
-        tiles.get(nob, pw)(a);
+        run_tile(nob, pw, ob);
       }
     });
     if (p.post_act)
@@ -468,7 +520,7 @@ static void conv_task(const NchwcConvPlan& p, const float* x, const float* z, fl
         a.pix = pix;
         a.y = y + ob * out_plane + q * 16;
         a.z = z ? z + ob * out_plane + q * 16 : nullptr;
-        tiles.get(nob, pw)(a);
+        run_tile(nob, pw, ob);
       });
     }
     if (p.post_act)
