@@ -68,7 +68,15 @@ ThreadPool::~ThreadPool() {
   for (std::thread& t : workers_) t.join();
 }
 
-void ThreadPool::worker(int index) {
+void ThreadPool::run_chunks(Job& job) {
+  for (;;) {
+    const int c = job.next.fetch_add(1, std::memory_order_relaxed);
+    if (c >= job.chunks) return;
+    job.call(job.fn, chunk_begin(job.n, job.chunks, c), chunk_begin(job.n, job.chunks, c + 1));
+  }
+}
+
+void ThreadPool::worker(int) {
   t_in_parallel = true;
   uint64_t seen = 0;
   auto news = [&] { return stop_.load(std::memory_order_acquire) || generation_.load(std::memory_order_acquire) != seen; };
@@ -77,22 +85,18 @@ void ThreadPool::worker(int index) {
     // model's parallel ops follow each other within microseconds, and waking a sleeping
     // worker (a futex) costs tens of them. The poll only reads the atomics.
     spin_until(news);
-    // The job's fields and its generation are read together under mu_ (a worker that a
-    // job did not need may look late, while the caller already writes the next job).
     std::unique_lock<std::mutex> lock(mu_);
     start_cv_.wait(lock, news);
     if (stop_.load(std::memory_order_acquire)) return;
     seen = generation_.load(std::memory_order_acquire);
-    if (index >= chunks_) continue;  // this job has fewer chunks than threads
-    const Call call = call_;
-    void* fn = fn_;
-    const int64_t n = n_;
-    const int chunks = chunks_;
+    Job* job = job_;
+    if (!job) continue;  // closed: the caller and faster workers took every chunk
+    job->active.fetch_add(1, std::memory_order_relaxed);
     lock.unlock();
-    call(fn, chunk_begin(n, chunks, index), chunk_begin(n, chunks, index + 1));
-    if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-      // The last one: wake the caller if it sleeps (taking mu_ orders this after its
-      // check of pending_).
+    run_chunks(*job);
+    // Leaving: the last worker out wakes the caller if it sleeps (taking mu_ orders this
+    // after its check of `active`). The caller's Job outlives this: it waits for active 0.
+    if (job->active.fetch_sub(1, std::memory_order_acq_rel) == 1) {
       std::lock_guard<std::mutex> wake(mu_);
       done_cv_.notify_one();
     }
@@ -107,20 +111,27 @@ void ThreadPool::run(int64_t n, Call call, void* fn) {
     call(fn, 0, n);
     return;
   }
+  Job job;
+  job.call = call;
+  job.fn = fn;
+  job.n = n;
+  job.chunks = chunks;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    call_ = call;
-    fn_ = fn;
-    n_ = n;
-    chunks_ = chunks;
-    pending_.store(chunks - 1, std::memory_order_relaxed);
+    job_ = &job;
     generation_.fetch_add(1, std::memory_order_release);
   }
   start_cv_.notify_all();
   t_in_parallel = true;
-  call(fn, 0, chunk_begin(n, chunks, 1));
+  run_chunks(job);
   t_in_parallel = false;
-  auto done = [&] { return pending_.load(std::memory_order_acquire) == 0; };
+  // Every chunk is claimed: close the job, so that no worker joins it any more, then wait
+  // for those inside to finish theirs.
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    job_ = nullptr;
+  }
+  auto done = [&] { return job.active.load(std::memory_order_acquire) == 0; };
   if (spin_until(done)) return;
   std::unique_lock<std::mutex> lock(mu_);
   done_cv_.wait(lock, done);

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <mutex>
 #include <set>
 #include <thread>
 #include <vector>
@@ -99,6 +101,32 @@ TEST(ThreadPool, NullPoolRunsInline) {
   EXPECT_EQ(seen_e, 17);
   parallel_for(nullptr, 0, [&](int64_t, int64_t) { ++calls; });
   EXPECT_EQ(calls, 1);
+}
+
+// Chunks are claimed at run time (the caller takes those no worker has started): many
+// short jobs back to back, some after a pause long enough for the workers to sleep, some
+// with chunks of uneven length, each covering its indices exactly once (a worker that
+// wakes after a job closed must neither run a chunk twice nor touch that job).
+TEST(ThreadPool, ClaimedChunksCoverEachJobOnce) {
+  for (int threads : {2, 3}) {
+    ThreadPool pool(threads);
+    uint32_t seed = 7;
+    auto next = [&] { return seed = seed * 1664525u + 1013904223u; };
+    for (int rep = 0; rep < 3000; ++rep) {
+      const int64_t n = 1 + next() % 9;
+      std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
+      std::atomic<int> calls{0};
+      const uint32_t r = next();
+      if (r % 97 == 0) std::this_thread::sleep_for(std::chrono::microseconds(400));  // workers fall asleep
+      pool.parallel_for(n, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) hits[static_cast<size_t>(i)]++;
+        if (b == 0 && r % 5 == 0) std::this_thread::sleep_for(std::chrono::microseconds(50));
+        ++calls;
+      });
+      for (int64_t i = 0; i < n; ++i) ASSERT_EQ(hits[static_cast<size_t>(i)].load(), 1) << "rep " << rep << " n " << n << " i " << i;
+      ASSERT_EQ(calls.load(), static_cast<int>(std::min<int64_t>(n, threads))) << "rep " << rep;
+    }
+  }
 }
 
 TEST(ThreadPool, ConcurrentCallersBothFinish) {
