@@ -23,24 +23,11 @@ struct Ymm2 {
 
 // The first 8 lanes of a block in one ymm: the tiles of an output block with at most 8
 // channels (conv_nchwc_impl.h's Half). A store writes the other 8 lanes 0 (padding).
-struct NchwcVec8of16 {
-  using T = __m256;
+struct NchwcVec8of16 : Vec8Avx2 {
   using Mask = int64_t;  // lanes [0, n), n <= 8
-  static T zero() { return _mm256_setzero_ps(); }
-  static T set1(float v) { return _mm256_set1_ps(v); }
-  static T load(const float* p) { return _mm256_loadu_ps(p); }
   static void store(float* p, T v) {
     _mm256_storeu_ps(p, v);
     _mm256_storeu_ps(p + 8, _mm256_setzero_ps());
-  }
-  static T add(T a, T b) { return _mm256_add_ps(a, b); }
-  static T mul(T a, T b) { return _mm256_mul_ps(a, b); }
-  static T div(T a, T b) { return _mm256_div_ps(a, b); }
-  static T fmadd(T a, T b, T c) { return _mm256_fmadd_ps(a, b, c); }
-  static T max(T a, T b) { return _mm256_max_ps(a, b); }
-  static T min(T a, T b) { return _mm256_min_ps(a, b); }
-  static T select_ge0(T x, T if_ge0, T otherwise) {
-    return _mm256_blendv_ps(otherwise, if_ge0, _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_GE_OQ));
   }
   static Mask first(int64_t n) { return n; }
   static T keep(Mask n, T v) { return n >= 8 ? v : _mm256_and_ps(v, _mm256_castsi256_ps(first_lanes_avx2(n))); }

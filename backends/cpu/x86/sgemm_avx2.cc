@@ -14,23 +14,8 @@ namespace tessera::cpu {
 
 namespace {
 
-/// Vector traits for EpilogueSimd: 8 floats.
-struct Vec {
-  using T = __m256;
-  static T zero() { return _mm256_setzero_ps(); }
-  static T set1(float v) { return _mm256_set1_ps(v); }
-  static T load(const float* p) { return _mm256_loadu_ps(p); }
-  static void store(float* p, T v) { _mm256_storeu_ps(p, v); }
-  static T add(T a, T b) { return _mm256_add_ps(a, b); }
-  static T mul(T a, T b) { return _mm256_mul_ps(a, b); }
-  static T div(T a, T b) { return _mm256_div_ps(a, b); }
-  static T fmadd(T a, T b, T c) { return _mm256_fmadd_ps(a, b, c); }
-  static T max(T a, T b) { return _mm256_max_ps(a, b); }
-  static T min(T a, T b) { return _mm256_min_ps(a, b); }
-  static T select_ge0(T x, T if_ge0, T otherwise) {
-    return _mm256_blendv_ps(otherwise, if_ge0, _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_GE_OQ));
-  }
-};
+/// Vector traits for EpilogueSimd: 8 floats (simd_avx2.h).
+using Vec = Vec8Avx2;
 
 constexpr int kMr = 6, kNr = 16;
 

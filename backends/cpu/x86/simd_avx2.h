@@ -5,6 +5,8 @@
 
 #include <immintrin.h>
 
+#include <cstdint>
+
 namespace tessera::cpu {
 
 /// r[0..7] (8 rows of 8 floats) -> r[j] = column j: unpacklo/hi_ps pair the rows,
@@ -33,5 +35,25 @@ __attribute__((always_inline)) inline __m256i first_lanes_avx2(int64_t n) {
   return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n < 0 ? 0 : n > 8 ? 8 : n)),
                             _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
+
+/// One ymm of 8 floats as a vector type for EpilogueSimd (sgemm_epilogue_simd.h) and the
+/// NCHW16c half block (conv_nchwc_avx2.cc): zero, set1, unaligned load/store and the lane-
+/// wise arithmetic; select_ge0(x, a, b) = x >= 0 ? a : b per lane (NaN x: b).
+struct Vec8Avx2 {
+  using T = __m256;
+  static T zero() { return _mm256_setzero_ps(); }
+  static T set1(float v) { return _mm256_set1_ps(v); }
+  static T load(const float* p) { return _mm256_loadu_ps(p); }
+  static void store(float* p, T v) { _mm256_storeu_ps(p, v); }
+  static T add(T a, T b) { return _mm256_add_ps(a, b); }
+  static T mul(T a, T b) { return _mm256_mul_ps(a, b); }
+  static T div(T a, T b) { return _mm256_div_ps(a, b); }
+  static T fmadd(T a, T b, T c) { return _mm256_fmadd_ps(a, b, c); }
+  static T max(T a, T b) { return _mm256_max_ps(a, b); }
+  static T min(T a, T b) { return _mm256_min_ps(a, b); }
+  static T select_ge0(T x, T if_ge0, T otherwise) {
+    return _mm256_blendv_ps(otherwise, if_ge0, _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_GE_OQ));
+  }
+};
 
 }  // namespace tessera::cpu
