@@ -35,12 +35,9 @@ struct NchwcHalfOf<V, std::void_t<typename V::Half>> {
   using type = typename V::Half;
 };
 
-template <class VB>
-struct NchwcKernels {
-using T = typename VB::T;
-
-// Arguments of one micro-tile call.
-struct TileArgs {
+// The arguments of one micro-tile call that do not depend on the vector type (data only:
+// shared by the full- and half-block instances of NchwcKernels, which copy it across).
+struct NchwcTileGeometry {
   const float* a;        // pixel 0's base in the source
   const int64_t* goff;   // tap groups
   int64_t groups;
@@ -55,16 +52,24 @@ struct TileArgs {
                          // the first block of taps in several)
   float* y;              // first block's pixel 0 in Y
   int64_t ystride;       // floats between output channel blocks
-  const EpilogueSimd<VB>* act;  // the activation and affine map applied in registers
   bool accumulate;       // a later block of taps: start from Y's partial sums, not the bias
   bool finish;           // the last block of taps: activate (one pass: add Z first)
   int partial_b;         // the tile's block that holds the channels past c_out (-1: none)
-  typename VB::Mask partial_mask;  // its lanes below c_out
   // Blocked X whose last channel block is partial (c_in % 16 != 0): the tap groups from
   // `partial_from` on (counted from this call's first group) read that block, and only its
   // first `partial_inner` steps are summed (the others are padding lanes, weight 0).
   int64_t partial_from = std::numeric_limits<int64_t>::max();
   int partial_inner = 16;
+};
+
+template <class VB>
+struct NchwcKernels {
+using T = typename VB::T;
+
+// Arguments of one micro-tile call.
+struct TileArgs : NchwcTileGeometry {
+  const EpilogueSimd<VB>* act;     // the activation and affine map applied in registers
+  typename VB::Mask partial_mask;  // the lanes below c_out of block partial_b
 };
 
 // The fused activation and its affine map on one vector, as the SGEMM's epilogue applies
@@ -423,38 +428,22 @@ static void conv_task(const NchwcConvPlan& p, const float* x, const float* z, fl
   // The task's output pixels in micro-tiles of up to p.pw: along each row (a tile's pixels
   // px floats apart), or, when p.wrap_rows, along the task's pixels in order, a tile
   // wrapping from one row to the next (each pixel's offset in `off`).
+  // The half block's tiles, activation and arguments (set up once; run_tile copies a's
+  // geometry into them).
+  using HK = NchwcKernels<std::conditional_t<std::is_void_v<Half>, VB, Half>>;
+  using HalfVec = std::conditional_t<std::is_void_v<Half>, VB, Half>;
+  const typename HK::TileTable* half_tiles = half_last ? &HK::tile_table(p) : nullptr;
+  const EpilogueSimd<HalfVec> hep(sep);
+  typename HK::TileArgs h;
+  h.act = &hep;
+  h.partial_mask = HalfVec::first(p.c_out % 16);
   // Runs the micro-tile of nob blocks and pw pixels whose first block is ob, with a.
   auto run_tile = [&](int nob, int pw, int64_t ob) {
-    if constexpr (!std::is_void_v<Half>) {
-      if (half_last && ob == p.ocb - 1) {
-        using HK = NchwcKernels<Half>;
-        SgemmEpilogue hsep;
-        if (!p.post_act) hsep.act = p.act;
-        const EpilogueSimd<Half> hep(hsep);
-        typename HK::TileArgs h;
-        h.a = a.a;
-        h.goff = a.goff;
-        h.groups = a.groups;
-        h.inner = a.inner;
-        h.istride = a.istride;
-        h.rs = a.rs;
-        h.pix = a.pix;
-        h.w = a.w;
-        h.wstride = a.wstride;
-        h.bias = a.bias;
-        h.z = a.z;
-        h.y = a.y;
-        h.ystride = a.ystride;
-        h.act = &hep;
-        h.accumulate = a.accumulate;
-        h.finish = a.finish;
-        h.partial_b = 0;
-        h.partial_mask = Half::first(p.c_out % 16);
-        h.partial_from = a.partial_from;
-        h.partial_inner = a.partial_inner;
-        HK::tile_table(p).get(1, pw)(h);
-        return;
-      }
+    if (half_last && ob == p.ocb - 1) {
+      static_cast<NchwcTileGeometry&>(h) = a;
+      h.partial_b = 0;
+      half_tiles->get(1, pw)(h);
+      return;
     }
     tiles.get(nob, pw)(a);
   };
