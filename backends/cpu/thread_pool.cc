@@ -56,7 +56,7 @@ int physical_core_count() {
 ThreadPool::ThreadPool(int threads) {
   num_threads_ = threads == 0 ? physical_core_count() : (threads < 1 ? 1 : threads);
   workers_.reserve(static_cast<size_t>(num_threads_ - 1));
-  for (int i = 1; i < num_threads_; ++i) workers_.emplace_back([this, i] { worker(i); });
+  for (int i = 1; i < num_threads_; ++i) workers_.emplace_back([this] { worker(); });
 }
 
 ThreadPool::~ThreadPool() {
@@ -76,7 +76,7 @@ void ThreadPool::run_chunks(Job& job) {
   }
 }
 
-void ThreadPool::worker(int) {
+void ThreadPool::worker() {
   t_in_parallel = true;
   uint64_t seen = 0;
   auto news = [&] { return stop_.load(std::memory_order_acquire) || generation_.load(std::memory_order_acquire) != seen; };

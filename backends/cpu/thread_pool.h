@@ -55,8 +55,9 @@ class ThreadPool {
   /// Calls fn(begin, end) on disjoint contiguous ranges that cover [0, n) exactly once,
   /// at most num_threads() of them, sizes differing by at most one; returns when all are
   /// done. Ranges are claimed at run time: one thread may run several of them, one after
-  /// the other (the caller takes those no worker has started), never two at once. n <= 0 calls nothing. A call made from inside a parallel_for (nested), or while
-  /// another thread's parallel_for holds the pool, runs fn(0, n) on the calling thread.
+  /// the other (the caller takes those no worker has started), never two at once. n <= 0
+  /// calls nothing. A call made from inside a parallel_for (nested), or while another
+  /// thread's parallel_for holds the pool, runs fn(0, n) on the calling thread.
   /// fn must not throw. Allocates nothing.
   template <typename F>
   void parallel_for(int64_t n, F&& fn) {
@@ -68,7 +69,7 @@ class ThreadPool {
  private:
   using Call = void (*)(void*, int64_t, int64_t);
   void run(int64_t n, Call call, void* fn);
-  void worker(int index);
+  void worker();
 
   int num_threads_ = 1;
   std::vector<std::thread> workers_;
