@@ -286,10 +286,14 @@ void sgemm_part(const SgemmArgs& g, const SgemmKernelInfo& ki, const ScratchLayo
                 ep.act.apply(ci, cols);
               }
             }
-            if (last && post_act)
-              for (int64_t i = 0; i < rows; ++i) g.act.apply(c + i * g.ldc, cols);
           }
         }
+        // Sigmoid, Tanh, Gelu: on the finished mc x nc block, still in cache, a row of nc
+        // at a time (per micro-tile row, 16 floats a call, the call overhead and the
+        // one-register tail of the elementwise loop cost BERT's Gelu 2x: 128 x 768 x 3072
+        // + Gelu, 1 thread, minimum of 100 runs: 7.85 -> 7.35 ms, the product alone 6.8).
+        if (last && post_act)
+          for (int64_t i = 0; i < mc; ++i) g.act.apply(g.c + (ic + i) * g.ldc + jc, nc);
       }
     }
   }
