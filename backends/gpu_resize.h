@@ -8,20 +8,26 @@
 
 #include "backends/backend.h"
 #include "runtime/ops/resize_attrs.h"
+#include "runtime/ops/resize_nearest.h"
 
 namespace tessera {
 
 /// A 4-D NCHW float Resize (ONNX Resize-10/11/13/18/19) or Upsample (-7/9) that resizes H
 /// and W only, by nearest or (bi)linear interpolation: input planes of h x w, output planes
-/// of oh x ow, the scales (output / input) of H and W, and the kernels' codes:
+/// of oh x ow, the scales (output / input) of H and W, and the kernels' codes (the codes of
+/// runtime/ops/resize_nearest.h):
 ///   coord:   0 half_pixel, 1 asymmetric, 2 align_corners, 3 pytorch_half_pixel,
 ///            4 tf_half_pixel_for_nearest, 5 half_pixel_symmetric;
 ///   nearest: 0 round_prefer_floor, 1 round_prefer_ceil, 2 floor, 3 ceil, 4 simple (Upsample).
+/// exact_nearest: nearest with `sizes` (scale = out / in): the kernels compute the source
+/// index in integer arithmetic (resize_nearest.h), exact at ties, as the CPU does; else the
+/// coordinate from the float scale (ties may then fall to either side).
 struct GpuResize2d {
   int64_t planes = 0, h = 0, w = 0, oh = 0, ow = 0;
   float scale_h = 1.f, scale_w = 1.f;
   bool linear = false;
   int coord = 0, nearest = 0;
+  bool exact_nearest = false;
 };
 
 /// Reads the node (its scales or sizes must be plan-time constants) into `out`. False for
@@ -61,6 +67,8 @@ inline bool gpu_resize2d_of(const CompileContext& ctx, GpuResize2d* out) {
     case P::Nearest::kSimple: r.nearest = 4; break;
   }
   if (r.h <= 0 || r.w <= 0) return false;
+  r.exact_nearest = !r.linear && p.scales_from_sizes && r.h <= kResizeExactMaxLength && r.w <= kResizeExactMaxLength &&
+                    r.oh <= kResizeExactMaxLength && r.ow <= kResizeExactMaxLength;
   *out = r;
   return true;
 }

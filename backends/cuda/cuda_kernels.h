@@ -127,6 +127,7 @@ struct Resize2d {
   double scale_h = 1, scale_w = 1;
   int coord_mode = 0, nearest_mode = 0;
   bool linear = false;
+  bool exact_nearest = false;  // GpuResize2d::exact_nearest (backends/gpu_resize.h)
 };
 cudaError_t launch_resize2d_f32(const float* x, float* y, const Resize2d& p, cudaStream_t stream);
 

@@ -466,6 +466,7 @@ Result<std::unique_ptr<Kernel>> make_resize(const CudaContext& c, const CompileC
   r.linear = g.linear;
   r.coord_mode = g.coord;
   r.nearest_mode = g.nearest;
+  r.exact_nearest = g.exact_nearest;
   const CudaContext* cp = &c;
   return launch_kernel(ctx, [cp, r](const KernelContext& k) {
     return launch_resize2d_f32(k.input(0).data_as<float>(), k.output(0).data_as<float>(), r, cp->stream);

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "backends/cuda/cuda_kernels.h"
+#include "runtime/ops/resize_nearest.h"
 
 namespace tessera::cuda {
 
@@ -212,6 +213,14 @@ __global__ void resize2d_kernel(const float* __restrict__ x, float* __restrict__
     const float* xp = x + plane * p.h * p.w;
     double fy = resize_coord(p.coord_mode, oy, p.h, p.oh, p.scale_h);
     double fx = resize_coord(p.coord_mode, ox, p.w, p.ow, p.scale_w);
+    if (p.exact_nearest) {  // sizes: integer arithmetic, exact at ties (runtime/ops/resize_nearest.h)
+      int64_t ny, dy, nx, dx;
+      resize_exact_coordinate(p.coord_mode, oy, p.h, p.oh, &ny, &dy);
+      resize_exact_coordinate(p.coord_mode, ox, p.w, p.ow, &nx, &dx);
+      y[i] = xp[resize_exact_nearest(p.nearest_mode, ny, dy, p.h, p.oh < p.h) * p.w +
+                resize_exact_nearest(p.nearest_mode, nx, dx, p.w, p.ow < p.w)];
+      continue;
+    }
     if (!p.linear) {
       y[i] = xp[resize_nearest(p.nearest_mode, fy, p.scale_h, p.h) * p.w + resize_nearest(p.nearest_mode, fx, p.scale_w, p.w)];
       continue;

@@ -466,6 +466,7 @@ struct ResizePush {
   uint32_t n, H, W, OH, OW;
   float scale_h, scale_w;
   int32_t coord, nearest, linear;
+  int32_t exact;  // GpuResize2d::exact_nearest, in 32-bit integers (the shader's bound below)
 };
 
 Result<std::unique_ptr<Kernel>> make_resize(VulkanBackend* b, const CompileContext& ctx) {
@@ -478,6 +479,9 @@ Result<std::unique_ptr<Kernel>> make_resize(VulkanBackend* b, const CompileConte
   p.linear = r.linear;
   p.coord = r.coord;
   p.nearest = r.nearest;
+  // The shader's exact path computes (2 o + 1) in (+ in) in 32-bit ints.
+  const auto fits_i32 = [](int64_t in, int64_t out) { return (2 * out + 2) * in < (int64_t{1} << 31); };
+  p.exact = r.exact_nearest && fits_i32(r.h, r.oh) && fits_i32(r.w, r.ow);
   TSR_RETURN_IF_ERROR(b->device()->pipeline(Shader::kResize).status());
   return make_fn_kernel([b, p](const KernelContext& k) -> Status {
     ResizePush q = p;

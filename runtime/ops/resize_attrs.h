@@ -36,8 +36,9 @@ struct ResizeParams {
   Shape in, out;                 // all dims of X and Y
   std::vector<float> scales;     // per dim (1 for dims not resized)
   // `sizes` given with keep_aspect_ratio_policy stretch: the coordinate transforms use out /
-  // in in double, as the ONNX reference does, not the float `scales` (whose rounding moved
-  // exact ties of nearest Resize to the neighbouring pixel: 28 -> 52 rows, half_pixel, ceil).
+  // in (in double; nearest in exact integer arithmetic, runtime/ops/resize_nearest.h), not
+  // the float `scales` (whose rounding moved exact ties of nearest Resize to the
+  // neighbouring pixel: 28 -> 52 rows, half_pixel, ceil).
   bool scales_from_sizes = false;
   std::vector<float> roi_start;  // per dim, in normalized coordinates (tf_crop_and_resize)
   std::vector<float> roi_end;

@@ -92,6 +92,65 @@ TEST(RefResize, NearestFromSizesAtExactTies) {
   EXPECT_EQ(to_vector<float>(out2[0])[5], 6.f);
 }
 
+// Nearest from `sizes`, every output index of many lengths, against the exact answer: the
+// source coordinate x = a / b from the ONNX formula with scale = out / in (b > 0), and the
+// rounding found by search over the integers j (j b compared with a, no division), not the
+// kernel's floor-and-remainder arithmetic. Floating point had missed 6 of 500 such random
+// Resizes (each a tie that rounded the wrong way); ties are common here: 21 -> 51
+// asymmetric puts output 17 at 7 exactly.
+TEST(RefResize, NearestFromSizesIsExactAtEveryIndex) {
+  struct Coord {
+    const char* name;
+    int opset;
+  };
+  const Coord coords[] = {{"half_pixel", 13},         {"asymmetric", 13},          {"align_corners", 13},
+                          {"pytorch_half_pixel", 13}, {"tf_half_pixel_for_nn", 13}, {"half_pixel_symmetric", 19}};
+  const char* modes[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
+  // x = a / b for output o (the ONNX formulas multiplied through by 2 out or out - 1).
+  auto fraction = [](const std::string& c, int64_t o, int64_t in, int64_t out, int64_t* a, int64_t* b) {
+    if (c == "asymmetric") *a = o * in, *b = out;
+    else if (c == "align_corners") *a = out == 1 ? 0 : o * (in - 1), *b = out == 1 ? 1 : out - 1;
+    else if (c == "tf_half_pixel_for_nn") *a = (2 * o + 1) * in, *b = 2 * out;
+    else if (c == "pytorch_half_pixel" && out == 1) *a = 0, *b = 1;
+    else *a = (2 * o + 1) * in - out, *b = 2 * out;  // half_pixel, _symmetric (adjustment 1)
+  };
+  auto expected = [](const std::string& m, int64_t a, int64_t b, int64_t in) {
+    int64_t lo = -1;  // the largest j with j b <= a (floor)
+    for (int64_t j = -1; j <= in; ++j)
+      if (j * b <= a) lo = j;
+    const bool exact = lo * b == a;
+    const int64_t twice_rem = 2 * (a - lo * b);  // 2 (x - floor x) b
+    int64_t r = lo;
+    if (m == "ceil") r = exact ? lo : lo + 1;
+    else if (m == "round_prefer_floor") r = twice_rem <= b ? lo : lo + 1;
+    else if (m == "round_prefer_ceil") r = twice_rem < b ? lo : lo + 1;
+    return std::min(std::max<int64_t>(r, 0), in - 1);
+  };
+  const std::pair<int64_t, int64_t> lengths[] = {{21, 51}, {28, 52}, {52, 120}, {11, 10}, {45, 63}, {55, 119},
+                                                 {48, 112}, {56, 75}, {30, 92}, {35, 85}, {7, 3}, {1, 5},
+                                                 {5, 1}, {16, 16}, {40, 25}, {3, 7}};
+  Tensor roi = floats({}), scales = floats({});
+  for (const Coord& c : coords)
+    for (const char* m : modes)
+      for (auto [in, out] : lengths) {
+        std::vector<float> v(static_cast<size_t>(in));
+        for (int64_t i = 0; i < in; ++i) v[static_cast<size_t>(i)] = static_cast<float>(i);
+        Tensor x = make_tensor<float>({1, 1, in, 1}, v), sizes = ints({1, 1, out, 1});
+        auto y = run_ok({"Resize", {attr_s("mode", "nearest"), attr_s("nearest_mode", m),
+                                    attr_s("coordinate_transformation_mode", c.name)}, c.opset},
+                        {&x, &roi, &scales, &sizes}, {1, 2, 3});
+        ASSERT_EQ(y.size(), 1u);
+        const std::vector<float> got = to_vector<float>(y[0]);
+        ASSERT_EQ(got.size(), static_cast<size_t>(out));
+        for (int64_t o = 0; o < out; ++o) {
+          int64_t a = 0, b = 1;
+          fraction(c.name, o, in, out, &a, &b);
+          EXPECT_EQ(got[static_cast<size_t>(o)], static_cast<float>(expected(m, a, b, in)))
+              << c.name << " " << m << " " << in << " -> " << out << " at " << o;
+        }
+      }
+}
+
 TEST(RefResize, CubicDefaultAndExcludeOutside) {
   Tensor x = seq({1, 1, 4, 4}), roi = floats({}), up = floats({1, 1, 2, 2}), mixed = floats({1, 1, 0.75f, 1.5f});
   auto a = run_ok({"Resize", {attr_s("mode", "cubic")}, 13}, {&x, &roi, &up}, {1, 2});

@@ -10,7 +10,9 @@
 //   tf_crop_and_resize:    x = out > 1 ? start * (in - 1) + o * (end - start) * (in - 1) / (out - 1)
 //                                      : (start + end) / 2 * (in - 1)
 //                          (x outside [0, in - 1] gives extrapolation_value)
-// nearest: one tap at the rounded x (nearest_mode), clamped to [0, in - 1];
+// nearest: one tap at the rounded x (nearest_mode), clamped to [0, in - 1]; with `sizes`
+//          (scale = out / in) x is the exact fraction and the rounding exact at ties
+//          (runtime/ops/resize_nearest.h), else x in double from the float scale;
 // linear:  x clamped to [0, in - 1], taps floor(x) and floor(x) + 1 (clamped) with weights
 //          1 - t and t, t = x - floor(x);
 // cubic:   taps floor(x) - 1 .. floor(x) + 2 (indices clamped to the edge) with Keys'
@@ -30,6 +32,7 @@
 
 #include "backends/cpu/ref/ref_kernels.h"
 #include "backends/cpu/ref/resize_kernel.h"
+#include "runtime/ops/resize_nearest.h"
 
 namespace tessera::ref {
 
@@ -73,6 +76,31 @@ int64_t nearest_index(const P& p, size_t d, double x) {
     case P::Nearest::kSimple: r = p.scales[d] < 1 ? std::ceil(x) : std::trunc(x); break;
   }
   return std::min<int64_t>(std::max<int64_t>(static_cast<int64_t>(r), 0), p.in[d] - 1);
+}
+
+// The codes of runtime/ops/resize_nearest.h (tf_crop_and_resize has none: -1).
+int coord_code(P::Coord c) {
+  switch (c) {
+    case P::Coord::kHalfPixel: return 0;
+    case P::Coord::kAsymmetric: return 1;
+    case P::Coord::kAlignCorners: return 2;
+    case P::Coord::kPytorchHalfPixel: return 3;
+    case P::Coord::kTfHalfPixelForNn: return 4;
+    case P::Coord::kHalfPixelSymmetric: return 5;
+    case P::Coord::kTfCropAndResize: return -1;
+  }
+  return -1;
+}
+
+int nearest_code(P::Nearest n) {
+  switch (n) {
+    case P::Nearest::kRoundPreferFloor: return 0;
+    case P::Nearest::kRoundPreferCeil: return 1;
+    case P::Nearest::kFloor: return 2;
+    case P::Nearest::kCeil: return 3;
+    case P::Nearest::kSimple: return 4;
+  }
+  return 0;
 }
 
 // Keys' cubic convolution weights for the taps at distance 1 + t, t, 1 - t, 2 - t.
@@ -132,6 +160,11 @@ AxisTaps axis_taps(const P& p, size_t d) {
   AxisTaps a;
   const int64_t in = p.in[d], out = p.out[d];
   a.taps = p.mode == P::Mode::kNearest ? 1 : p.mode == P::Mode::kLinear ? 2 : 4;
+  // Nearest with `sizes`: the source index in integer arithmetic, exact at ties
+  // (runtime/ops/resize_nearest.h).
+  const bool exact = p.mode == P::Mode::kNearest && p.scales_from_sizes && p.coord != P::Coord::kTfCropAndResize &&
+                     in <= kResizeExactMaxLength && out <= kResizeExactMaxLength;
+  const int coord = coord_code(p.coord), nearest = nearest_code(p.nearest);
   a.idx.resize(static_cast<size_t>(out * a.taps));
   a.w.resize(static_cast<size_t>(out * a.taps));
   a.outside.resize(static_cast<size_t>(out));
@@ -141,7 +174,13 @@ AxisTaps axis_taps(const P& p, size_t d) {
     int64_t* idx = &a.idx[static_cast<size_t>(o * a.taps)];
     float* w = &a.w[static_cast<size_t>(o * a.taps)];
     if (p.mode == P::Mode::kNearest) {
-      idx[0] = nearest_index(p, d, x);
+      if (exact) {
+        int64_t num = 0, den = 1;
+        resize_exact_coordinate(coord, o, in, out, &num, &den);
+        idx[0] = resize_exact_nearest(nearest, num, den, in, out < in);
+      } else {
+        idx[0] = nearest_index(p, d, x);
+      }
       w[0] = 1.f;
     } else if (p.mode == P::Mode::kLinear) {
       const double xc = std::min(std::max(x, 0.0), static_cast<double>(in - 1));
