@@ -7,8 +7,8 @@ E of degree 12 in (u - c) on u in [1/(1 + 10.5), 1] (t in [0, 10.5]), c the inte
 middle rounded to float. Least squares on Chebyshev nodes for the relative error, then
 reweighted (Lawson's iteration) toward the minimax error, then the coefficients rounded to
 float. Prints the maximum relative error before the rounding and the C++ lines of the
-polynomial, highest degree first. A development tool: needs numpy and scipy (not in
-scripts/requirements.txt).
+polynomial (elementwise_simd.h's horner, highest degree first). A development tool: needs
+numpy and scipy (not in scripts/requirements.txt).
 
     python3 scripts/fit_gelu_erfcx.py [--degree 12] [--t-max 10.5]
 """
@@ -41,9 +41,7 @@ def main():
     pf = p.astype(np.float32)
     print(f"// degree {a.degree}, u in [{u_min:.9g}, 1], c = {c:.9e}: max relative error {err:.2e} before rounding")
     print(f"  const F v = V::sub(u, V::set1({c:.9e}f));")
-    print(f"  F e = V::set1({pf[0]:.9e}f);")
-    for x in pf[1:]:
-        print(f"  e = V::fmadd(e, v, V::set1({x:.9e}f));")
+    print("  const F e = horner<V>(v, {" + ", ".join(f"{x:.9e}f" for x in pf) + "});")
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@
 // of the reference; +, -, *, /, max, min, relu, clip, sqrt, neg, abs bit-exact.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "backends/cpu/elementwise_ops.h"
@@ -72,6 +73,16 @@ struct VecN {
 
 // ---- transcendental functions ------------------------------------------------------------
 
+/// Horner's rule, highest degree first: c[0] x^(N-1) + c[1] x^(N-2) + ... + c[N-1], one
+/// FMA per step (the polynomials below are written as their coefficient lists).
+template <class V, size_t N>
+__attribute__((always_inline)) inline typename V::F horner(typename V::F x, const float (&c)[N]) {
+  typename V::F p = V::set1(c[0]);
+#pragma GCC unroll 16
+  for (size_t i = 1; i < N; ++i) p = V::fmadd(p, x, V::set1(c[i]));
+  return p;
+}
+
 /// exp(x + x_lo) as y * 2^n, unscaled: y in [0.7, 1.42], n integral in [-150, 128]
 /// (V::scale_pow2(y, n) gives the result). Cephes expf (S. L. Moshier, Cephes Math Library
 /// 2.2, expf.c): n = round(x log2 e), r = x - n ln 2 with ln 2 split in two (Cody & Waite,
@@ -90,12 +101,8 @@ void exp_unscaled(typename V::F x, typename V::F x_lo, typename V::F* y, typenam
   r = V::fmadd(*n, V::set1(2.12194440e-4f), r);
   if constexpr (kLo) r = V::add(r, x_lo);
   const F z = V::mul(r, r);
-  F p = V::set1(1.9875691500e-4f);
-  p = V::fmadd(p, r, V::set1(1.3981999507e-3f));
-  p = V::fmadd(p, r, V::set1(8.3334519073e-3f));
-  p = V::fmadd(p, r, V::set1(4.1665795894e-2f));
-  p = V::fmadd(p, r, V::set1(1.6666665459e-1f));
-  p = V::fmadd(p, r, V::set1(5.0000001201e-1f));
+  const F p = horner<V>(r, {
+      1.9875691500e-4f, 1.3981999507e-3f, 8.3334519073e-3f, 4.1665795894e-2f, 1.6666665459e-1f, 5.0000001201e-1f});
   *y = V::add(V::fmadd(p, z, r), V::set1(1.f));  // exp(r) = 1 + r + r^2 P(r)
 }
 
@@ -127,11 +134,8 @@ typename V::F tanh(typename V::F x) {
   const F sign = V::set1(-0.f);
   const F ax = V::andnot_(sign, x);
   const F z = V::mul(ax, ax);
-  F p = V::set1(-5.70498872745e-3f);
-  p = V::fmadd(p, z, V::set1(2.06390887954e-2f));
-  p = V::fmadd(p, z, V::set1(-5.37397155531e-2f));
-  p = V::fmadd(p, z, V::set1(1.33314422036e-1f));
-  p = V::fmadd(p, z, V::set1(-3.33332819422e-1f));
+  const F p = horner<V>(z, {
+      -5.70498872745e-3f, 2.06390887954e-2f, -5.37397155531e-2f, 1.33314422036e-1f, -3.33332819422e-1f});
   const F small = V::fmadd(V::mul(p, z), ax, ax);
   const F one = V::set1(1.f);
   const F e = exp<V>(V::add(ax, ax));
@@ -156,19 +160,10 @@ typename V::F erfc_big(typename V::F t_hi, typename V::F t_lo) {
   const F sq_lo = V::fmadd(V::add(t_hi, t_hi), t_lo, V::fmadd(t_hi, t_hi, V::xor_(sq, V::set1(-0.f))));
   const F u = V::div(V::set1(1.f), t_hi);
   const F v = V::sub(V::max(V::set1(0.1f), u), V::set1(5.923728943e-01f));
-  F g = V::set1(-9.528373182e-02f);
-  g = V::fmadd(g, v, V::set1(6.939548254e-02f));
-  g = V::fmadd(g, v, V::set1(5.223652720e-02f));
-  g = V::fmadd(g, v, V::set1(-8.174329251e-02f));
-  g = V::fmadd(g, v, V::set1(5.869200826e-02f));
-  g = V::fmadd(g, v, V::set1(-3.489914909e-02f));
-  g = V::fmadd(g, v, V::set1(-2.913126256e-03f));
-  g = V::fmadd(g, v, V::set1(5.070829391e-02f));
-  g = V::fmadd(g, v, V::set1(-8.625989407e-02f));
-  g = V::fmadd(g, v, V::set1(8.282758296e-02f));
-  g = V::fmadd(g, v, V::set1(-8.867820725e-03f));
-  g = V::fmadd(g, v, V::set1(-1.712598503e-01f));
-  g = V::fmadd(g, v, V::set1(4.951191545e-01f));
+  const F g = horner<V>(v, {
+      -9.528373182e-02f, 6.939548254e-02f, 5.223652720e-02f, -8.174329251e-02f, 5.869200826e-02f, -3.489914909e-02f,
+      -2.913126256e-03f, 5.070829391e-02f, -8.625989407e-02f, 8.282758296e-02f, -8.867820725e-03f, -1.712598503e-01f,
+      4.951191545e-01f});
   const F gu = V::mul(g, u);
   // exp(-sq) * gu * (1 - sq_lo)
   return V::mul(exp<V>(V::xor_(sq, V::set1(-0.f))), V::fmadd(V::xor_(gu, V::set1(-0.f)), sq_lo, gu));
@@ -180,12 +175,8 @@ template <class V>
 typename V::F erf_small_ratio(typename V::F t) {
   using F = typename V::F;
   const F s = V::mul(t, t);
-  F p = V::set1(8.365006215e-05f);
-  p = V::fmadd(p, s, V::set1(-8.141392027e-04f));
-  p = V::fmadd(p, s, V::set1(5.200905260e-03f));
-  p = V::fmadd(p, s, V::set1(-2.685934119e-02f));
-  p = V::fmadd(p, s, V::set1(1.128369421e-01f));
-  p = V::fmadd(p, s, V::set1(-3.761263490e-01f));
+  const F p = horner<V>(s, {
+      8.365006215e-05f, -8.141392027e-04f, 5.200905260e-03f, -2.685934119e-02f, 1.128369421e-01f, -3.761263490e-01f});
   return V::fmadd(p, s, V::set1(1.128379226e+00f));
 }
 
@@ -230,19 +221,10 @@ typename V::F gelu_erf(typename V::F x) {
   const F d = V::add(t, V::set1(1.f));
   const F u = V::div(V::set1(1.f), d);
   const F v = V::sub(u, V::set1(5.434782505e-01f));
-  F e = V::set1(3.294819593e-01f);
-  e = V::fmadd(e, v, V::set1(-6.767844558e-01f));
-  e = V::fmadd(e, v, V::set1(2.484118938e-01f));
-  e = V::fmadd(e, v, V::set1(3.600123227e-01f));
-  e = V::fmadd(e, v, V::set1(-4.955592752e-01f));
-  e = V::fmadd(e, v, V::set1(2.885302603e-01f));
-  e = V::fmadd(e, v, V::set1(3.826906905e-02f));
-  e = V::fmadd(e, v, V::set1(-3.101501167e-01f));
-  e = V::fmadd(e, v, V::set1(3.387705386e-01f));
-  e = V::fmadd(e, v, V::set1(-4.644842818e-02f));
-  e = V::fmadd(e, v, V::set1(-3.923822343e-01f));
-  e = V::fmadd(e, v, V::set1(4.416218102e-01f));
-  e = V::fmadd(e, v, V::set1(8.751047850e-01f));
+  const F e = horner<V>(v, {
+      3.294819593e-01f, -6.767844558e-01f, 2.484118938e-01f, 3.600123227e-01f, -4.955592752e-01f, 2.885302603e-01f,
+      3.826906905e-02f, -3.101501167e-01f, 3.387705386e-01f, -4.644842818e-02f, -3.923822343e-01f, 4.416218102e-01f,
+      8.751047850e-01f});
   // u E(u) = erfcx(t') for t' = 1/u - 1, not quite t: u carries the roundings of 1 + t
   // and of the division, and t its own (t_lo). With D = 1 + t + t_lo = d + d_lo + t_lo
   // (d_lo exact: Fast2Sum of t and 1) and rho = 1 - u D, t - t' = -D rho, and
