@@ -15,6 +15,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backends/backend.h"
@@ -185,6 +186,25 @@ inline void check_node(const std::string& op, const std::vector<TestInput>& inpu
 // ---- cases run on every device (each device test file calls them from its own TEST) ----
 
 /// Reshape, Flatten, Unsqueeze, Squeeze and Identity on the device equal the CPU's.
+/// Nearest Resize from sizes at exact ties, every transformation and nearest mode: the
+/// kernels' integer path (runtime/ops/resize_nearest.h) must give the CPU's indices. Lengths
+/// where a float coordinate had put an integer or half-integer x a rounding to the wrong side
+/// (55 -> 119 and 48 -> 112 half_pixel floor, 21 -> 51 and 30 -> 92 asymmetric floor,
+/// 52 -> 120 align_corners ceil, 56 -> 75 half_pixel round_prefer_floor).
+inline void check_nearest_resize_ties_from_sizes(uint32_t seed) {
+  for (auto [in, out] : {std::pair<Shape, Shape>{{1, 2, 55, 48}, {1, 2, 119, 112}},
+                         std::pair<Shape, Shape>{{1, 1, 21, 30}, {1, 1, 51, 92}},
+                         std::pair<Shape, Shape>{{1, 1, 52, 56}, {1, 1, 120, 75}}}) {
+    Tensor img = random_tensor(in, seed++);
+    auto sizes = constant(int64_tensor({4}, {out[0], out[1], out[2], out[3]}));
+    for (const char* coord : {"half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel", "half_pixel_symmetric"})
+      for (const char* nearest : {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"})
+        check_node("Resize", {feed(img), omitted(), omitted(), sizes},
+                   {attr_s("mode", "nearest"), attr_s("nearest_mode", nearest),
+                    attr_s("coordinate_transformation_mode", coord)}, 0, 0, 19);
+  }
+}
+
 inline void check_shape_ops_are_device_copies() {
   check_node("Reshape", {feed(random_tensor({2, 3, 4}, 900)), constant(int64_tensor({2}, {6, -1}))}, {}, 0, 0, 14);
   check_node("Flatten", {feed(random_tensor({2, 3, 4}, 901))}, {attr_i("axis", 2)}, 0, 0, 13);

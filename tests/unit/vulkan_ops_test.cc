@@ -194,21 +194,7 @@ TEST(VulkanOps, PoolingBatchNormResize) {
     check_node("Resize", {feed(img), omitted(), omitted(), sizes},
                {attr_s("mode", "nearest"), attr_s("nearest_mode", nearest),
                 attr_s("coordinate_transformation_mode", "asymmetric")}, 0, 0, 13);
-  // Nearest from sizes at exact ties (the kernel's integer path, as the CPU's): lengths where
-  // a float coordinate had put an integer or half-integer x a rounding to the wrong side
-  // (55 -> 119 and 48 -> 112 half_pixel floor, 21 -> 51 and 30 -> 92 asymmetric floor,
-  // 52 -> 120 align_corners ceil, 56 -> 75 half_pixel round_prefer_floor).
-  for (auto [in, out] : {std::pair<Shape, Shape>{{1, 2, 55, 48}, {1, 2, 119, 112}},
-                         std::pair<Shape, Shape>{{1, 1, 21, 30}, {1, 1, 51, 92}},
-                         std::pair<Shape, Shape>{{1, 1, 52, 56}, {1, 1, 120, 75}}}) {
-    Tensor tie_img = random_tensor(in, seed++);
-    auto tie_sizes = constant(int64_tensor({4}, {out[0], out[1], out[2], out[3]}));
-    for (const char* coord : {"half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel", "half_pixel_symmetric"})
-      for (const char* nearest : {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"})
-        check_node("Resize", {feed(tie_img), omitted(), omitted(), tie_sizes},
-                   {attr_s("mode", "nearest"), attr_s("nearest_mode", nearest),
-                    attr_s("coordinate_transformation_mode", coord)}, 0, 0, 19);
-  }
+  check_nearest_resize_ties_from_sizes(seed);
   check_node("Resize", {feed(img), omitted(), scales}, {attr_s("mode", "nearest")}, 0, 0, 13);
   check_node("Resize", {feed(img), omitted(), constant(float_tensor({4}, {1.f, 1.f, 0.5f, 0.5f}))}, {attr_s("mode", "linear")},
              lin_atol, 1e-6, 13);
