@@ -14,9 +14,9 @@
 //
 // Accuracy (measured by tests/unit/x86_elementwise_test.cc against long double on a dense
 // sweep of inputs, every 331st float bit pattern): exp 0.98 ulp, sigmoid 2.21, tanh 1.26,
-// erf 2.26, Gelu(erf) 3.74, Gelu(tanh) 7.7 for
-// x >= -3 (growing as |2y| ulp below, see gelu_tanh); HardSwish / HardSigmoid within 2 ulp
-// of the reference; +, -, *, /, max, min, relu, clip, sqrt, neg, abs bit-exact.
+// erf 2.26, Gelu(erf) 3.74, Gelu(tanh) 7.7 for x >= -3 (growing as |2y| ulp below, see
+// gelu_tanh); HardSwish / HardSigmoid within 2 ulp of the reference; +, -, *, /, max, min,
+// relu, clip, sqrt, neg, abs bit-exact.
 #pragma once
 
 #include <cstddef>
@@ -31,10 +31,11 @@ namespace tessera::cpu::simd {
 /// N registers of V as one vector of N * V::kWidth lanes: each operation is N independent
 /// instructions, one per register. The transcendental functions below are long dependency
 /// chains (~60 operations from x to Gelu(x)); run on one register at a time, the
-/// out-of-order window holds too few of them to keep the FMA units busy. Interleaved four
-/// at a time they run 1.2-1.7x faster (AVX2, hot data: Gelu 2.0 -> 1.2 ns a float with the
-/// Gelu below, exp 0.44 -> 0.34). Only the lane-wise members the functions use; the loops
-/// below handle the tails with V itself.
+/// out-of-order window holds too few of them to keep the FMA units busy. Four at a time
+/// they ran 1.2-1.4x faster (AVX2, hot data, ns a float from one register to four: exp
+/// 0.44 -> 0.34, sigmoid 0.61 -> 0.48, tanh 0.79 -> 0.66, erf 1.38 -> 1.16, a draft of the
+/// Gelu below 1.43 -> 1.18). Only the lane-wise members the functions use; the loops below
+/// handle the tails with V itself.
 template <class V, int N>
 struct VecN {
   struct F {
@@ -45,8 +46,8 @@ struct VecN {
   };
   static constexpr int kWidth = V::kWidth * N;
 
-#define TSR_VECN_EACH(T, expr)                  \
-  T o;                                         \
+#define TSR_VECN_EACH(T, expr)                                     \
+  T o;                                                             \
   _Pragma("GCC unroll 8") for (int j = 0; j < N; ++j) o.r[j] = expr; \
   return o;
 #define TSR_VECN_OP1(name) \
