@@ -479,9 +479,13 @@ Result<std::unique_ptr<Kernel>> make_resize(VulkanBackend* b, const CompileConte
   p.linear = r.linear;
   p.coord = r.coord;
   p.nearest = r.nearest;
-  // The shader's exact path computes (2 o + 1) in (+ in) in 32-bit ints.
-  const auto fits_i32 = [](int64_t in, int64_t out) { return (2 * out + 2) * in < (int64_t{1} << 31); };
-  p.exact = r.exact_nearest && fits_i32(r.h, r.oh) && fits_i32(r.w, r.ow);
+  // The shader's exact path computes num + den, at most (2 out - 1) in + 2 out (o < out;
+  // tf_half_pixel_for_nn), in 32-bit ints. (A bound of (2 out + 2) in let 26708 -> 40202
+  // wrap: output 40201 read pixel 0.)
+  const auto fits_i32 = [](int64_t in, int64_t out) { return (2 * out + 1) * in + 2 * out < (int64_t{1} << 31); };
+  // Past that bound the node runs on the CPU: the float coordinates would miss exact ties.
+  if (r.exact_nearest && !(fits_i32(r.h, r.oh) && fits_i32(r.w, r.ow))) return decline();
+  p.exact = r.exact_nearest;
   TSR_RETURN_IF_ERROR(b->device()->pipeline(Shader::kResize).status());
   return make_fn_kernel([b, p](const KernelContext& k) -> Status {
     ResizePush q = p;

@@ -185,7 +185,6 @@ inline void check_node(const std::string& op, const std::vector<TestInput>& inpu
 
 // ---- cases run on every device (each device test file calls them from its own TEST) ----
 
-/// Reshape, Flatten, Unsqueeze, Squeeze and Identity on the device equal the CPU's.
 /// Nearest Resize from sizes at exact ties, every transformation and nearest mode: the
 /// kernels' integer path (runtime/ops/resize_nearest.h) must give the CPU's indices. Lengths
 /// where a float coordinate had put an integer or half-integer x a rounding to the wrong side
@@ -203,8 +202,15 @@ inline void check_nearest_resize_ties_from_sizes(uint32_t seed) {
                    {attr_s("mode", "nearest"), attr_s("nearest_mode", nearest),
                     attr_s("coordinate_transformation_mode", coord)}, 0, 0, 19);
   }
+  // Lengths past the Vulkan shader's 32-bit bound ((2 out - 1) in + 2 out): the node is
+  // declined there and runs on the CPU; CUDA's 64-bit path takes it. Output 57118 of
+  // 18798 -> 57119 read pixel 0 when the shader's bound was too loose.
+  Tensor row = random_tensor({1, 1, 1, 18798}, seed++);
+  check_node("Resize", {feed(row), omitted(), omitted(), constant(int64_tensor({4}, {1, 1, 1, 57119}))},
+             {attr_s("mode", "nearest"), attr_s("nearest_mode", "floor")}, 0, 0, 19, 1, /*expect_on_device=*/false);
 }
 
+/// Reshape, Flatten, Unsqueeze, Squeeze and Identity on the device equal the CPU's.
 inline void check_shape_ops_are_device_copies() {
   check_node("Reshape", {feed(random_tensor({2, 3, 4}, 900)), constant(int64_tensor({2}, {6, -1}))}, {}, 0, 0, 14);
   check_node("Flatten", {feed(random_tensor({2, 3, 4}, 901))}, {attr_i("axis", 2)}, 0, 0, 13);

@@ -192,8 +192,9 @@ std::vector<Case> shapes() {
   int i = 0;
   for (auto& d : {std::array<int64_t, 3>{17, 33, 65}, std::array<int64_t, 3>{29, 45, 300}, std::array<int64_t, 3>{64, 49, 600},
                   std::array<int64_t, 3>{1, 1, 1}, std::array<int64_t, 3>{350, 70, 20},
-                  // More than one MC, NC and KC block: Sigmoid, Tanh and Gelu run on each
-                  // finished block (sgemm.cc).
+                  // More than one MC and KC block on AVX2 and the generic path, more than
+                  // one NC block on AVX-512: Sigmoid, Tanh and Gelu run on each finished
+                  // block (sgemm.cc).
                   std::array<int64_t, 3>{170, 530, 400}}) {
     for (K act : acts) {
       Case c{d[0], d[1], d[2], (i & 4) != 0, (i & 8) != 0, 1.f, 0.f, (i & 1) != 0, false, i % 3};
