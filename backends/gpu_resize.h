@@ -50,22 +50,9 @@ inline bool gpu_resize2d_of(const CompileContext& ctx, GpuResize2d* out) {
   r.h = xs[2], r.w = xs[3], r.oh = p.out[2], r.ow = p.out[3];
   r.scale_h = p.scales[2], r.scale_w = p.scales[3];
   r.linear = p.mode == P::Mode::kLinear;
-  switch (p.coord) {
-    case P::Coord::kHalfPixel: r.coord = 0; break;
-    case P::Coord::kAsymmetric: r.coord = 1; break;
-    case P::Coord::kAlignCorners: r.coord = 2; break;
-    case P::Coord::kPytorchHalfPixel: r.coord = 3; break;
-    case P::Coord::kTfHalfPixelForNn: r.coord = 4; break;
-    case P::Coord::kHalfPixelSymmetric: r.coord = 5; break;
-    default: return false;
-  }
-  switch (p.nearest) {
-    case P::Nearest::kRoundPreferFloor: r.nearest = 0; break;
-    case P::Nearest::kRoundPreferCeil: r.nearest = 1; break;
-    case P::Nearest::kFloor: r.nearest = 2; break;
-    case P::Nearest::kCeil: r.nearest = 3; break;
-    case P::Nearest::kSimple: r.nearest = 4; break;
-  }
+  r.coord = resize_coord_code(p.coord);
+  if (r.coord < 0) return false;  // tf_crop_and_resize
+  r.nearest = resize_nearest_code(p.nearest);
   if (r.h <= 0 || r.w <= 0) return false;
   r.exact_nearest = !r.linear && p.scales_from_sizes && r.h <= kResizeExactMaxLength && r.w <= kResizeExactMaxLength &&
                     r.oh <= kResizeExactMaxLength && r.ow <= kResizeExactMaxLength;

@@ -1,6 +1,6 @@
 // The float32 elementwise ops of elementwise_ops.h written once for any vector ISA, as
-// templates over a vector type V that a per-ISA file defines (see VecAvx512 in
-// backends/cpu/x86/elementwise_avx512.cc for the full list of members):
+// templates over a vector type V that a per-ISA file defines (see Vec16 in
+// backends/cpu/x86/vec16_avx512.h for the full list of members):
 //   V::F (a register of V::kWidth floats), V::M (a lane mask), load/store (+ _partial for the
 //   first n < kWidth lanes), set1, add, sub, mul, div, fmadd(a, b, c) = a * b + c (fused),
 //   sqrt, max(a, b) = a > b ? a : b and min(a, b) = a < b ? a : b (x86 maxps/minps order:

@@ -44,6 +44,37 @@ struct ResizeParams {
   std::vector<float> roi_end;
 };
 
+/// The codes of runtime/ops/resize_nearest.h (shared with the GPU kernels): 0 half_pixel,
+/// 1 asymmetric, 2 align_corners, 3 pytorch_half_pixel, 4 tf_half_pixel_for_nn,
+/// 5 half_pixel_symmetric; -1 for tf_crop_and_resize, which has none.
+inline int resize_coord_code(ResizeParams::Coord c) {
+  using C = ResizeParams::Coord;
+  switch (c) {
+    case C::kHalfPixel: return 0;
+    case C::kAsymmetric: return 1;
+    case C::kAlignCorners: return 2;
+    case C::kPytorchHalfPixel: return 3;
+    case C::kTfHalfPixelForNn: return 4;
+    case C::kHalfPixelSymmetric: return 5;
+    case C::kTfCropAndResize: return -1;
+  }
+  return -1;
+}
+
+/// 0 round_prefer_floor, 1 round_prefer_ceil, 2 floor, 3 ceil, 4 simple (Upsample before
+/// opset 11), as runtime/ops/resize_nearest.h numbers them.
+inline int resize_nearest_code(ResizeParams::Nearest n) {
+  using N = ResizeParams::Nearest;
+  switch (n) {
+    case N::kRoundPreferFloor: return 0;
+    case N::kRoundPreferCeil: return 1;
+    case N::kFloor: return 2;
+    case N::kCeil: return 3;
+    case N::kSimple: return 4;
+  }
+  return 0;
+}
+
 /// Resize (opsets 10..21). `roi`, `scales`, `sizes` are the ValueInfos of those inputs or
 /// nullptr when omitted (for opset 10 pass the scales input as `scales`). Their values must
 /// be plan-time constants (unimplemented otherwise). Errors (invalid_argument, naming the

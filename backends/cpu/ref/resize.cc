@@ -78,31 +78,6 @@ int64_t nearest_index(const P& p, size_t d, double x) {
   return std::min<int64_t>(std::max<int64_t>(static_cast<int64_t>(r), 0), p.in[d] - 1);
 }
 
-// The codes of runtime/ops/resize_nearest.h (tf_crop_and_resize has none: -1).
-int coord_code(P::Coord c) {
-  switch (c) {
-    case P::Coord::kHalfPixel: return 0;
-    case P::Coord::kAsymmetric: return 1;
-    case P::Coord::kAlignCorners: return 2;
-    case P::Coord::kPytorchHalfPixel: return 3;
-    case P::Coord::kTfHalfPixelForNn: return 4;
-    case P::Coord::kHalfPixelSymmetric: return 5;
-    case P::Coord::kTfCropAndResize: return -1;
-  }
-  return -1;
-}
-
-int nearest_code(P::Nearest n) {
-  switch (n) {
-    case P::Nearest::kRoundPreferFloor: return 0;
-    case P::Nearest::kRoundPreferCeil: return 1;
-    case P::Nearest::kFloor: return 2;
-    case P::Nearest::kCeil: return 3;
-    case P::Nearest::kSimple: return 4;
-  }
-  return 0;
-}
-
 // Keys' cubic convolution weights for the taps at distance 1 + t, t, 1 - t, 2 - t.
 std::array<double, 4> cubic_weights(double a, double t) {
   auto near = [a](double s) { return ((a + 2) * s - (a + 3)) * s * s + 1; };           // |s| <= 1
@@ -164,7 +139,7 @@ AxisTaps axis_taps(const P& p, size_t d) {
   // (runtime/ops/resize_nearest.h).
   const bool exact = p.mode == P::Mode::kNearest && p.scales_from_sizes && p.coord != P::Coord::kTfCropAndResize &&
                      in <= kResizeExactMaxLength && out <= kResizeExactMaxLength;
-  const int coord = coord_code(p.coord), nearest = nearest_code(p.nearest);
+  const int coord = resize_coord_code(p.coord), nearest = resize_nearest_code(p.nearest);
   a.idx.resize(static_cast<size_t>(out * a.taps));
   a.w.resize(static_cast<size_t>(out * a.taps));
   a.outside.resize(static_cast<size_t>(out));

@@ -1,5 +1,6 @@
 // Small helpers of the AVX2 kernels (SGEMM panel packing and epilogue, the depthwise conv's
-// channel-lane tiles): an in-register 8 x 8 transpose and lane masks. Include only from
+// channel-lane tiles, the elementwise ops): an in-register 8 x 8 transpose, lane masks and
+// the 8-float vector type. Include only from
 // files compiled with -mavx2 (the *_avx2.cc files).
 #pragma once
 
@@ -36,23 +37,49 @@ __attribute__((always_inline)) inline __m256i first_lanes_avx2(int64_t n) {
                             _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
 
-/// One ymm of 8 floats as a vector type for EpilogueSimd (sgemm_epilogue_simd.h) and the
-/// NCHW16c half block (conv_nchwc_avx2.cc): zero, set1, unaligned load/store and the lane-
-/// wise arithmetic; select_ge0(x, a, b) = x >= 0 ? a : b per lane (NaN x: b).
+/// One ymm of 8 floats as the vector type of the AVX2 kernels that are written once for
+/// several ISAs: the elementwise templates (elementwise_simd.h: F, M, kWidth and the lane-
+/// wise operations; tails by vmaskmovps, no read or write past the end), EpilogueSimd
+/// (sgemm_epilogue_simd.h: T, zero, select_ge0(x, a, b) = x >= 0 ? a : b per lane, NaN x:
+/// b) and the NCHW16c half block (conv_nchwc_avx2.cc).
 struct Vec8Avx2 {
   using T = __m256;
+  using F = __m256;
+  using M = __m256;  // all-ones lanes
+  static constexpr int kWidth = 8;
   static T zero() { return _mm256_setzero_ps(); }
   static T set1(float v) { return _mm256_set1_ps(v); }
   static T load(const float* p) { return _mm256_loadu_ps(p); }
+  static T load_partial(const float* p, int n) { return _mm256_maskload_ps(p, first_lanes_avx2(n)); }
   static void store(float* p, T v) { _mm256_storeu_ps(p, v); }
+  static void store_partial(float* p, T v, int n) { _mm256_maskstore_ps(p, first_lanes_avx2(n), v); }
   static T add(T a, T b) { return _mm256_add_ps(a, b); }
+  static T sub(T a, T b) { return _mm256_sub_ps(a, b); }
   static T mul(T a, T b) { return _mm256_mul_ps(a, b); }
   static T div(T a, T b) { return _mm256_div_ps(a, b); }
   static T fmadd(T a, T b, T c) { return _mm256_fmadd_ps(a, b, c); }
-  static T max(T a, T b) { return _mm256_max_ps(a, b); }
-  static T min(T a, T b) { return _mm256_min_ps(a, b); }
-  static T select_ge0(T x, T if_ge0, T otherwise) {
-    return _mm256_blendv_ps(otherwise, if_ge0, _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_GE_OQ));
+  static T sqrt(T a) { return _mm256_sqrt_ps(a); }
+  static T max(T a, T b) { return _mm256_max_ps(a, b); }  // a > b ? a : b
+  static T min(T a, T b) { return _mm256_min_ps(a, b); }  // a < b ? a : b
+  static T round(T a) { return _mm256_round_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+  static M lt(T a, T b) { return _mm256_cmp_ps(a, b, _CMP_LT_OQ); }
+  static M ge(T a, T b) { return _mm256_cmp_ps(a, b, _CMP_GE_OQ); }
+  static M eq(T a, T b) { return _mm256_cmp_ps(a, b, _CMP_EQ_OQ); }
+  static M unord(T a, T b) { return _mm256_cmp_ps(a, b, _CMP_UNORD_Q); }
+  static T select(M m, T t, T f) { return _mm256_blendv_ps(f, t, m); }
+  static T select_ge0(T x, T if_ge0, T otherwise) { return select(ge(x, zero()), if_ge0, otherwise); }
+  static T and_(T a, T b) { return _mm256_and_ps(a, b); }
+  static T or_(T a, T b) { return _mm256_or_ps(a, b); }
+  static T xor_(T a, T b) { return _mm256_xor_ps(a, b); }
+  static T andnot_(T a, T b) { return _mm256_andnot_ps(a, b); }
+  /// y * 2^n, n integral in [-150, 130]: two factors 2^(n/2) and 2^(n - n/2), each a normal float.
+  static T scale_pow2(T y, T n) {
+    const __m256i ni = _mm256_cvtps_epi32(n);
+    const __m256i n1 = _mm256_srai_epi32(ni, 1), n2 = _mm256_sub_epi32(ni, n1);
+    const __m256i bias = _mm256_set1_epi32(127);
+    const T s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, bias), 23));
+    const T s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, bias), 23));
+    return _mm256_mul_ps(_mm256_mul_ps(y, s1), s2);
   }
 };
 
