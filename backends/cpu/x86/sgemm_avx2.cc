@@ -1,8 +1,9 @@
 // AVX2+FMA SGEMM micro-kernel, 6 x 16: 12 ymm accumulators (6 rows x 2 vectors of 8
 // floats), 2 ymm for the B row, 1 for the broadcast A; 12 independent FMAs per p cover the
 // FMA latency (5 cycles x 2 ports on Haswell needs >= 10). As the AVX-512 kernel, it
-// prefetches the C tile's rows, A's panel 32 steps ahead and a line of the next B panel per
-// step (SgemmEpilogue::prefetch); its panel packers replace the portable loops.
+// prefetches the C tile's rows, A's panel 32 steps ahead and the next B panel's slice
+// (SgemmEpilogue::prefetch); its k loop is inline assembly, four steps an iteration (see
+// ukernel_6x16); its panel packers replace the portable loops.
 // Compiled with -mavx2 -mfma (this file only); called only when the CPU has AVX2 and FMA.
 #include <immintrin.h>
 
@@ -28,7 +29,111 @@ void ukernel_6x16(int64_t kc, const float* a, const float* b, float* c, int64_t 
     if (i < ep.rows) _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc), _MM_HINT_T0);  // the tile's line per row
   const float* pf = ep.prefetch ? ep.prefetch : a;
   const int64_t pf_step = ep.prefetch ? ep.prefetch_step : 0;
-  for (int64_t p = 0; p < kc; ++p) {
+  int64_t p = 0;
+  if (pf_step <= 8) {
+    // The whole k loop in inline assembly, four steps a loop iteration: 2 loads of B, 6
+    // broadcasts of A and 12 FMAs a step, and per four steps two prefetches of A 32 steps
+    // ahead (four steps read 96 bytes of A) and two of the next B panel's slice
+    // (4 * pf_step <= 32 floats); then the kc % 4 last steps one at a time. Accumulators
+    // ymm4..ymm15, stored to `out` at the end.
+    //
+    // Why assembly: the loop below, one step an iteration, issues 27 instructions per 12
+    // FMAs (2 prefetches and 4 pointer and counter updates a step); this one ~21. Alone on
+    // a core both run at ~90% of the FMA peak, but when the core's other hyperthread is busy
+    // (a cloud host's other tenant: this machine's slow periods, in which a register-only
+    // FMA loop still runs at full rate) the core dispatches about half as many instructions
+    // for each thread, and the SGEMM becomes dispatch-bound: 128 x 768 x 3072 with a
+    // pre-packed B, 1 thread, alternated blocks on a Zen 3 in such periods: 55-64 -> 64-77
+    // GFLOP/s (equal, 85-90, in quiet ones). GCC, given the same four steps in intrinsics,
+    // spills an accumulator and adds register moves (62 GFLOP/s even on a quiet core); FMAs
+    // with B as a memory operand (18 loads a step) made it load-bound (58).
+    alignas(32) float out[kMr * kNr];
+    const float* pfp = pf;
+    const int64_t pf_bytes = 16 * pf_step;
+    int64_t groups = kc / 4, rest = kc % 4;
+    asm volatile(
+        "vxorps %%ymm4, %%ymm4, %%ymm4\n\t"
+        "vxorps %%ymm5, %%ymm5, %%ymm5\n\t"
+        "vxorps %%ymm6, %%ymm6, %%ymm6\n\t"
+        "vxorps %%ymm7, %%ymm7, %%ymm7\n\t"
+        "vxorps %%ymm8, %%ymm8, %%ymm8\n\t"
+        "vxorps %%ymm9, %%ymm9, %%ymm9\n\t"
+        "vxorps %%ymm10, %%ymm10, %%ymm10\n\t"
+        "vxorps %%ymm11, %%ymm11, %%ymm11\n\t"
+        "vxorps %%ymm12, %%ymm12, %%ymm12\n\t"
+        "vxorps %%ymm13, %%ymm13, %%ymm13\n\t"
+        "vxorps %%ymm14, %%ymm14, %%ymm14\n\t"
+        "vxorps %%ymm15, %%ymm15, %%ymm15\n\t"
+        "test %[n], %[n]\n\t"
+        "jz 2f\n\t"
+        ".p2align 5\n\t"
+        "1:\n\t"
+        "prefetcht0 768(%[a])\n\t"
+        "prefetcht0 832(%[a])\n\t"
+        "prefetcht1 (%[pf])\n\t"
+        "prefetcht1 64(%[pf])\n\t"
+        "add %[pfb], %[pf]\n\t"
+#define TSR_STEP(BOFF, AOFF)                              \
+        "vmovaps " #BOFF "(%[b]), %%ymm0\n\t"             \
+        "vmovaps " #BOFF "+32(%[b]), %%ymm1\n\t"          \
+        "vbroadcastss " #AOFF "(%[a]), %%ymm2\n\t"        \
+        "vfmadd231ps %%ymm0, %%ymm2, %%ymm4\n\t"          \
+        "vfmadd231ps %%ymm1, %%ymm2, %%ymm5\n\t"          \
+        "vbroadcastss " #AOFF "+4(%[a]), %%ymm3\n\t"      \
+        "vfmadd231ps %%ymm0, %%ymm3, %%ymm6\n\t"          \
+        "vfmadd231ps %%ymm1, %%ymm3, %%ymm7\n\t"          \
+        "vbroadcastss " #AOFF "+8(%[a]), %%ymm2\n\t"      \
+        "vfmadd231ps %%ymm0, %%ymm2, %%ymm8\n\t"          \
+        "vfmadd231ps %%ymm1, %%ymm2, %%ymm9\n\t"          \
+        "vbroadcastss " #AOFF "+12(%[a]), %%ymm3\n\t"     \
+        "vfmadd231ps %%ymm0, %%ymm3, %%ymm10\n\t"         \
+        "vfmadd231ps %%ymm1, %%ymm3, %%ymm11\n\t"         \
+        "vbroadcastss " #AOFF "+16(%[a]), %%ymm2\n\t"     \
+        "vfmadd231ps %%ymm0, %%ymm2, %%ymm12\n\t"         \
+        "vfmadd231ps %%ymm1, %%ymm2, %%ymm13\n\t"         \
+        "vbroadcastss " #AOFF "+20(%[a]), %%ymm3\n\t"     \
+        "vfmadd231ps %%ymm0, %%ymm3, %%ymm14\n\t"         \
+        "vfmadd231ps %%ymm1, %%ymm3, %%ymm15\n\t"
+        TSR_STEP(0, 0) TSR_STEP(64, 24) TSR_STEP(128, 48) TSR_STEP(192, 72)
+        "add $96, %[a]\n\t"
+        "add $256, %[b]\n\t"
+        "dec %[n]\n\t"
+        "jnz 1b\n\t"
+        "2:\n\t"
+        "test %[r], %[r]\n\t"
+        "jz 4f\n\t"
+        "3:\n\t"
+        TSR_STEP(0, 0)
+        "add $24, %[a]\n\t"
+        "add $64, %[b]\n\t"
+        "dec %[r]\n\t"
+        "jnz 3b\n\t"
+        "4:\n\t"
+#undef TSR_STEP
+        "vmovaps %%ymm4, 0(%[o])\n\t"
+        "vmovaps %%ymm5, 32(%[o])\n\t"
+        "vmovaps %%ymm6, 64(%[o])\n\t"
+        "vmovaps %%ymm7, 96(%[o])\n\t"
+        "vmovaps %%ymm8, 128(%[o])\n\t"
+        "vmovaps %%ymm9, 160(%[o])\n\t"
+        "vmovaps %%ymm10, 192(%[o])\n\t"
+        "vmovaps %%ymm11, 224(%[o])\n\t"
+        "vmovaps %%ymm12, 256(%[o])\n\t"
+        "vmovaps %%ymm13, 288(%[o])\n\t"
+        "vmovaps %%ymm14, 320(%[o])\n\t"
+        "vmovaps %%ymm15, 352(%[o])\n\t"
+        : [a] "+r"(a), [b] "+r"(b), [pf] "+r"(pfp), [n] "+r"(groups), [r] "+r"(rest)
+        : [pfb] "r"(pf_bytes), [o] "r"(out)
+        : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11",
+          "xmm12", "xmm13", "xmm14", "xmm15", "memory", "cc");
+#pragma GCC unroll 6
+    for (int i = 0; i < kMr; ++i) {
+      acc[i][0] = _mm256_load_ps(out + i * kNr);
+      acc[i][1] = _mm256_load_ps(out + i * kNr + 8);
+    }
+    p = kc;
+  }
+  for (; p < kc; ++p) {
     // acc[i][v] += a[p][i] * b[p][8v .. 8v+7]; A's panel 32 steps ahead towards L1 (a
     // pre-packed A streams from memory), and a line of the next B panel towards L2.
     _mm_prefetch(reinterpret_cast<const char*>(a + 32 * kMr), _MM_HINT_T0);
