@@ -136,13 +136,19 @@ static void conv_tile(const TileArgs& t) {
     for (int64_t gi = g0; gi < g1; ++gi) {
       const float* ap = t.a + t.goff[gi];
       if constexpr (INNER > 0) {
+        // Each pixel's pointer once per group, the steps at constant displacements from it.
+        // Indexing ap[off[j] + i] instead, GCC kept the 6 x 16 sums off[j] + i on the stack
+        // for the tiles that wrap rows (RS < 0), a load before every broadcast.
+        const float* xp[PW];
+#pragma GCC unroll 14
+        for (int j = 0; j < PW; ++j) xp[j] = ap + off[j];
         auto step = [&](int i) __attribute__((always_inline)) {
           T wv[NOB];
 #pragma GCC unroll 4
           for (int b = 0; b < NOB; ++b) wv[b] = VB::load(wp + b * t.wstride + i * 16);
 #pragma GCC unroll 14
           for (int j = 0; j < PW; ++j) {
-            const T xv = VB::set1(ap[off[j] + i]);
+            const T xv = VB::set1(xp[j][i]);
 #pragma GCC unroll 4
             for (int b = 0; b < NOB; ++b) acc[b][j] = VB::fmadd(wv[b], xv, acc[b][j]);
           }
