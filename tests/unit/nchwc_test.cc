@@ -607,14 +607,15 @@ TEST(Nchwc, WinogradShapesOnAvx2StayPlain) { TSR_FOR_EACH_NCHWC_ISA(WinogradShap
 // 7 rows (a 1x1 on 28 x 28, run as 7 rows of 112 pixels) and tasks of whole rows, one of 2
 // threads got 4 rows and the other 3 (ResNet-50 has eight such layers). Plans only (no
 // kernel runs), for ResNet-50's and MobileNetV2-like shapes: at 2 threads within 2%; at 3
-// within 1/8 (16 channel blocks in tasks of whole blocks can only be cut 6 + 5 + 5).
+// within 1/5 (10 channel blocks of one row in tasks of whole blocks can only be cut
+// 4 + 3 + 3; 16 blocks 6 + 5 + 5).
 TEST(Nchwc, TasksGiveEachThreadAnEqualShare) {
   struct Case {
     int64_t c_in, c_out, hw, k, stride;
   };
   const Case cases[] = {{128, 512, 28, 1, 1}, {512, 128, 28, 1, 1}, {512, 256, 28, 1, 1}, {256, 1024, 14, 1, 1},
                         {1024, 256, 14, 1, 1}, {64, 64, 56, 3, 1},   {128, 128, 28, 3, 1},  {512, 512, 7, 3, 1},
-                        {256, 256, 28, 3, 2},  {64, 256, 56, 1, 1},  {32, 96, 112, 1, 1},   {160, 960, 7, 1, 1}};
+                        {256, 256, 28, 3, 2},  {64, 256, 56, 1, 1},  {32, 96, 112, 1, 1},   {160, 960, 7, 1, 1},  {960, 160, 7, 1, 1}};
   for (const x86::Isa isa : {x86::Isa::kAvx2, x86::Isa::kAvx512})
     for (int threads : {2, 3})
       for (const Case& c : cases) {
@@ -641,7 +642,7 @@ TEST(Nchwc, TasksGiveEachThreadAnEqualShare) {
           most = std::max(most, share);
           sum += share;
         }
-        EXPECT_LE(most * threads / sum, threads == 2 ? 1.02 : 1.125) << x86::isa_name(isa) << " " << threads << " threads, " << c.c_in << " -> "
+        EXPECT_LE(most * threads / sum, threads == 2 ? 1.02 : 1.2) << x86::isa_name(isa) << " " << threads << " threads, " << c.c_in << " -> "
                                              << c.c_out << " k " << c.k << " s " << c.stride << " on " << c.hw << "x" << c.hw
                                              << ": " << rt << " row tasks of " << p.rows_per_task << " rows, "
                                              << total / rt << " block tasks of " << p.ocb_per_task;
