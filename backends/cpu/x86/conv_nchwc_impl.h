@@ -80,6 +80,51 @@ __attribute__((always_inline)) static T activate(const EpilogueSimd<VB>* e, T r)
   return e->affine ? VB::fmadd(r, e->scale, e->shift) : r;
 }
 
+// Stores a finished tile: y[b * ystride + j * 16] = act(acc[b][j] + z[same]) (z may be
+// null), then the activation's affine map, block partial_b (-1: none) kept to its lanes
+// below c_out (the others written 0: a padding lane of 0 * Inf would put NaN in every
+// output of the next Conv, whose weight 0 does not cancel a NaN). The arguments are values,
+// not TileArgs fields: a store through Y may alias TileArgs as far as the compiler knows,
+// so reading the fields after each store made GCC reload t.y, t.z and the activation for
+// every vector, and the activation's switch ran per vector (a jump table per store;
+// MobileNetV2's 1x1 24 -> 144, whose tiles have 24 steps, spent ~18% of its time here).
+// The activation is chosen once: None, Relu and Clip inlined, the others via EpilogueSimd.
+template <int NOB, int PW>
+__attribute__((always_inline)) static void store_tile(T (&acc)[NOB][PW], float* y, int64_t ystride, const float* z,
+                                                      int partial_b, typename VB::Mask partial_mask,
+                                                      const EpilogueSimd<VB>& e) {
+  const bool affine = e.affine;
+  const T scale = e.scale, shift = e.shift;
+  auto finish = [&](auto act) __attribute__((always_inline)) {
+#pragma GCC unroll 4
+    for (int b = 0; b < NOB; ++b)
+#pragma GCC unroll 16
+      for (int j = 0; j < PW; ++j) {
+        T v = acc[b][j];
+        if (z) v = VB::add(v, VB::load(z + b * ystride + j * 16));
+        v = act(v);
+        if (affine) v = VB::fmadd(v, scale, shift);
+        if (b == partial_b) v = VB::keep(partial_mask, v);
+        VB::store(y + b * ystride + j * 16, v);
+      }
+  };
+  using Kind = FusedActivation::Kind;
+  switch (e.act) {
+    case Kind::kNone: finish([](T r) __attribute__((always_inline)) { return r; }); break;
+    case Kind::kRelu: {
+      const T zero = VB::zero();
+      finish([zero](T r) __attribute__((always_inline)) { return VB::max(zero, r); });
+      break;
+    }
+    case Kind::kClip: {
+      const T lo = e.p0, hi = e.p1;
+      finish([lo, hi](T r) __attribute__((always_inline)) { return VB::min(hi, VB::max(lo, r)); });
+      break;
+    }
+    default: finish([&e](T r) __attribute__((always_inline)) { return e.activate(r); }); break;
+  }
+}
+
 // PW pixels x NOB channel blocks. RS: floats between pixels (0: args.rs; -1: pixel j at
 // args.pix[j]); INNER: steps per tap group at stride 1 (16, blocked), or 0 (args.inner at
 // args.istride, plain).
@@ -182,11 +227,7 @@ static void conv_tile(const TileArgs& t) {
       if (g1 < t.groups) y_tile([](T& v, float* p) { VB::store(p, v); });
     }
   }
-  // The fields the stores need, in locals: a store through Y may alias TileArgs as far as
-  // the compiler knows, so each store made it reload t.y, t.z and the activation from
-  // memory, and the activation went through its switch for each vector (a jump table per
-  // store; MobileNetV2's 1x1 24 -> 144, whose tiles have 24 steps, spent ~18% of its time
-  // in the epilogue).
+  // Y in a local (see store_tile).
   float* const y = t.y;
   const int64_t ystride = t.ystride;
   if (!t.finish) {
@@ -196,42 +237,8 @@ static void conv_tile(const TileArgs& t) {
       for (int j = 0; j < PW; ++j) VB::store(y + b * ystride + j * 16, acc[b][j]);
     return;
   }
-  const float* const z = t.z && !t.accumulate && !z_first ? t.z : nullptr;
-  const int partial_b = t.partial_b;
-  const typename VB::Mask partial_mask = t.partial_mask;
-  const EpilogueSimd<VB>& e = *t.act;
-  const bool affine = e.affine;
-  const T scale = e.scale, shift = e.shift;
-  auto finish = [&](auto act) __attribute__((always_inline)) {
-#pragma GCC unroll 4
-    for (int b = 0; b < NOB; ++b)
-#pragma GCC unroll 14
-      for (int j = 0; j < PW; ++j) {
-        T v = acc[b][j];
-        if (z) v = VB::add(v, VB::load(z + b * ystride + j * 16));
-        v = act(v);
-        if (affine) v = VB::fmadd(v, scale, shift);
-        // The channels past c_out are written 0: a padding lane of 0 * Inf would put NaN
-        // in every output of the next Conv (its weight 0 does not cancel a NaN).
-        if (b == partial_b) v = VB::keep(partial_mask, v);
-        VB::store(y + b * ystride + j * 16, v);
-      }
-  };
-  using Kind = FusedActivation::Kind;
-  switch (e.act) {
-    case Kind::kNone: finish([](T r) __attribute__((always_inline)) { return r; }); break;
-    case Kind::kRelu: {
-      const T zero = VB::zero();
-      finish([zero](T r) __attribute__((always_inline)) { return VB::max(zero, r); });
-      break;
-    }
-    case Kind::kClip: {
-      const T lo = e.p0, hi = e.p1;
-      finish([lo, hi](T r) __attribute__((always_inline)) { return VB::min(hi, VB::max(lo, r)); });
-      break;
-    }
-    default: finish([&e](T r) __attribute__((always_inline)) { return e.activate(r); }); break;
-  }
+  store_tile<NOB, PW>(acc, y, ystride, t.z && !t.accumulate && !z_first ? t.z : nullptr, t.partial_b, t.partial_mask,
+                      *t.act);
 }
 
 // Depthwise: PW pixels of one 16-channel block, taps (ky, kx) at aoff[tap] from a pixel's
@@ -250,22 +257,17 @@ struct DwArgs {
 
 template <int PW, int RS>
 static void dw_tile(const DwArgs& t) {
-  T acc[PW];
+  T acc[1][PW];
   const T bv = VB::load(t.bias);
 #pragma GCC unroll 16
-  for (int j = 0; j < PW; ++j) acc[j] = bv;
+  for (int j = 0; j < PW; ++j) acc[0][j] = bv;
   for (int64_t k = 0; k < t.taps; ++k) {
     const T wv = VB::load(t.w + k * 16);
     const float* ap = t.a + t.aoff[k];
 #pragma GCC unroll 16
-    for (int j = 0; j < PW; ++j) acc[j] = VB::fmadd(VB::load(ap + j * RS), wv, acc[j]);
+    for (int j = 0; j < PW; ++j) acc[0][j] = VB::fmadd(VB::load(ap + j * RS), wv, acc[0][j]);
   }
-#pragma GCC unroll 16
-  for (int j = 0; j < PW; ++j) {
-    T v = acc[j];
-    if (t.z) v = VB::add(v, VB::load(t.z + j * 16));
-    VB::store(t.y + j * 16, VB::keep(t.mask, activate(t.act, v)));
-  }
+  store_tile<1, PW>(acc, t.y, 0, t.z, 0, t.mask, *t.act);
 }
 
 using TileFn = void (*)(const TileArgs&);
