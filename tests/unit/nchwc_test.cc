@@ -267,6 +267,10 @@ void ConvShapesMatchThePlainKernels() {
   add({1, 144, 24, 9, 10, 1, 1, 1, {0, 0, 0, 0}, false, true, 2, "Clip"});
   add({1, 1000, 24, 6, 6, 3, 1, 1, {1, 1, 1, 1}, false, true, 1, "Relu"});
   add({1, 40, 7, 11, 5, 3, 2, 1, {1, 0, 1, 0}, false, true, 0, "HardSwish"});
+  // A last output block of 9-15 channels behind full ones, in one tile call that computes
+  // every block for its pixels (TileArgs::reps): only that last block is cut to c_out.
+  add({1, 24, 45, 9, 10, 1, 1, 1, {0, 0, 0, 0}, false, true, 1, "Relu"});
+  add({1, 16, 30, 8, 9, 3, 1, 1, {1, 1, 1, 1}, false, true, 0, "Clip"});
   // The stem: 3 (and 1) channels read in place (plain X), 7x7 stride 2 pad 3.
   add({1, 3, 64, 60, 58, 7, 2, 1, {3, 3, 3, 3}, false, false, 0, "Relu"});
   add({2, 1, 16, 9, 9, 3, 1, 1, {1, 1, 1, 1}});

@@ -69,7 +69,11 @@ using T = typename VB::T;
 // Arguments of one micro-tile call.
 struct TileArgs : NchwcTileGeometry {
   const EpilogueSimd<VB>* act;     // the activation and affine map applied in registers
-  typename VB::Mask partial_mask;  // the lanes below c_out of block partial_b
+  typename VB::Mask partial_mask;  // the lanes below c_out of block partial_b (of the last rep)
+  // Groups of NOB channel blocks computed for the same pixels: group r's weights, bias, Y
+  // and Z are r * NOB blocks after the first's (w + r NOB wstride, bias + 16 r NOB, y and
+  // z + r NOB ystride); partial_b refers to the last group.
+  int64_t reps = 1;
 };
 
 // The fused activation and its affine map on one vector, as the SGEMM's epilogue applies
@@ -130,115 +134,126 @@ __attribute__((always_inline)) static void store_tile(T (&acc)[NOB][PW], float* 
 // args.istride, plain).
 template <int PW, int NOB, int RS, int INNER>
 static void conv_tile(const TileArgs& t) {
-  // Long reductions (more than kChainTerms products per output) are summed in two levels,
-  // as the SGEMM sums its KC blocks: each chunk of tap groups from zero in registers, then
-  // added to the running total, kept in this tile of Y (in L1). One chain over C_in x taps
-  // had 10-20x the rounding error of the GEMM path and onnxruntime at 14,700 terms (a
-  // fuzzer's deep conv chains went out of tolerance).
-  const int64_t chunk = std::max<int64_t>(1, kChainTerms / (INNER > 0 ? INNER : t.inner));
-  const bool two_level = t.groups > chunk;
-  // Z with the bias, before Y is first written: Y may be Z's own memory (the planner's
-  // in-place residual). In one pass it is added before the store instead, where its loads
-  // do not hold up the FMA chains.
-  const bool z_first = t.z && !t.accumulate && (!t.finish || two_level);
-  T acc[NOB][PW];
-  if (t.accumulate) {
+  // t.reps groups of NOB blocks over the same pixels, one after the other (the input tile
+  // stays in L1; one call instead of one per group saves the call and its setup: the
+  // driver's loop was 8% of MobileNetV2).
+  for (int64_t rep = 0; rep < t.reps; ++rep) {
+    const int64_t boff = rep * NOB;
+    const float* const tw = t.w + boff * t.wstride;
+    const float* const tbias = t.bias + boff * 16;
+    const float* const tz = t.z ? t.z + boff * t.ystride : nullptr;
+    float* const ty = t.y + boff * t.ystride;
+    const int partial_b = rep + 1 == t.reps ? t.partial_b : -1;
+    // Long reductions (more than kChainTerms products per output) are summed in two levels,
+    // as the SGEMM sums its KC blocks: each chunk of tap groups from zero in registers, then
+    // added to the running total, kept in this tile of Y (in L1). One chain over C_in x taps
+    // had 10-20x the rounding error of the GEMM path and onnxruntime at 14,700 terms (a
+    // fuzzer's deep conv chains went out of tolerance).
+    const int64_t chunk = std::max<int64_t>(1, kChainTerms / (INNER > 0 ? INNER : t.inner));
+    const bool two_level = t.groups > chunk;
+    // Z with the bias, before Y is first written: Y may be Z's own memory (the planner's
+    // in-place residual). In one pass it is added before the store instead, where its loads
+    // do not hold up the FMA chains.
+    const bool z_first = tz && !t.accumulate && (!t.finish || two_level);
+    T acc[NOB][PW];
+    if (t.accumulate) {
 #pragma GCC unroll 4
-    for (int b = 0; b < NOB; ++b)
+      for (int b = 0; b < NOB; ++b)
 #pragma GCC unroll 14
-      for (int j = 0; j < PW; ++j) acc[b][j] = VB::load(t.y + b * t.ystride + j * 16);
-  } else if (z_first) {
+        for (int j = 0; j < PW; ++j) acc[b][j] = VB::load(ty + b * t.ystride + j * 16);
+    } else if (z_first) {
 #pragma GCC unroll 4
-    for (int b = 0; b < NOB; ++b) {
-      const T bv = VB::load(t.bias + b * 16);
+      for (int b = 0; b < NOB; ++b) {
+        const T bv = VB::load(tbias + b * 16);
 #pragma GCC unroll 14
-      for (int j = 0; j < PW; ++j) acc[b][j] = VB::add(bv, VB::load(t.z + b * t.ystride + j * 16));
-    }
-  } else {
+        for (int j = 0; j < PW; ++j) acc[b][j] = VB::add(bv, VB::load(tz + b * t.ystride + j * 16));
+      }
+    } else {
 #pragma GCC unroll 4
-    for (int b = 0; b < NOB; ++b) {
-      const T bv = VB::load(t.bias + b * 16);
+      for (int b = 0; b < NOB; ++b) {
+        const T bv = VB::load(tbias + b * 16);
 #pragma GCC unroll 14
-      for (int j = 0; j < PW; ++j) acc[b][j] = bv;
-    }
-  }
-  const int64_t rs = RS > 0 ? RS : t.rs;
-  int64_t off[PW];  // pixel j's offset
-#pragma GCC unroll 14
-  for (int j = 0; j < PW; ++j) off[j] = RS < 0 ? t.pix[j] : j * rs;
-  auto y_tile = [&](auto&& f) {
-#pragma GCC unroll 4
-    for (int b = 0; b < NOB; ++b)
-#pragma GCC unroll 14
-      for (int j = 0; j < PW; ++j) f(acc[b][j], t.y + b * t.ystride + j * 16);
-  };
-  if (two_level && !t.accumulate) y_tile([](T& v, float* p) { VB::store(p, v); });
-  const float* wp = t.w;
-  // One chunk of all the groups, or chunks of `chunk` groups each summed from zero.
-  for (int64_t g0 = 0, g1 = 0; g0 < t.groups; g0 = g1) {
-    g1 = two_level ? std::min(t.groups, g0 + chunk) : t.groups;
-    if (two_level) y_tile([](T& v, float*) { v = VB::zero(); });
-    for (int64_t gi = g0; gi < g1; ++gi) {
-      const float* ap = t.a + t.goff[gi];
-      if constexpr (INNER > 0) {
-        // Each pixel's pointer once per group, the steps at constant displacements from it.
-        // Indexing ap[off[j] + i] instead, GCC kept the 6 x 16 sums off[j] + i on the stack
-        // for the tiles that wrap rows (RS < 0), a load before every broadcast.
-        const float* xp[PW];
-#pragma GCC unroll 14
-        for (int j = 0; j < PW; ++j) xp[j] = ap + off[j];
-        auto step = [&](int i) __attribute__((always_inline)) {
-          T wv[NOB];
-#pragma GCC unroll 4
-          for (int b = 0; b < NOB; ++b) wv[b] = VB::load(wp + b * t.wstride + i * 16);
-#pragma GCC unroll 14
-          for (int j = 0; j < PW; ++j) {
-            const T xv = VB::set1(xp[j][i]);
-#pragma GCC unroll 4
-            for (int b = 0; b < NOB; ++b) acc[b][j] = VB::fmadd(wv[b], xv, acc[b][j]);
-          }
-        };
-        if (gi < t.partial_from) {
-#pragma GCC unroll 16
-          for (int i = 0; i < INNER; ++i) step(i);
-        } else {
-          // A partial channel block (MobileNetV2's 24 channels: 24 steps, not 32).
-          for (int i = 0; i < t.partial_inner; ++i) step(i);
-        }
-        wp += INNER * 16;
-      } else {
-        for (int i = 0; i < t.inner; ++i) {
-          T wv[NOB];
-#pragma GCC unroll 4
-          for (int b = 0; b < NOB; ++b) wv[b] = VB::load(wp + b * t.wstride);
-          const float* ai = ap + i * t.istride;
-#pragma GCC unroll 14
-          for (int j = 0; j < PW; ++j) {
-            const T xv = VB::set1(ai[off[j]]);
-#pragma GCC unroll 4
-            for (int b = 0; b < NOB; ++b) acc[b][j] = VB::fmadd(wv[b], xv, acc[b][j]);
-          }
-          wp += 16;
-        }
+        for (int j = 0; j < PW; ++j) acc[b][j] = bv;
       }
     }
-    if (two_level) {
-      y_tile([](T& v, float* p) { v = VB::add(v, VB::load(p)); });
-      if (g1 < t.groups) y_tile([](T& v, float* p) { VB::store(p, v); });
-    }
-  }
-  // Y in a local (see store_tile).
-  float* const y = t.y;
-  const int64_t ystride = t.ystride;
-  if (!t.finish) {
-#pragma GCC unroll 4
-    for (int b = 0; b < NOB; ++b)
+    const int64_t rs = RS > 0 ? RS : t.rs;
+    int64_t off[PW];  // pixel j's offset
 #pragma GCC unroll 14
-      for (int j = 0; j < PW; ++j) VB::store(y + b * ystride + j * 16, acc[b][j]);
-    return;
+    for (int j = 0; j < PW; ++j) off[j] = RS < 0 ? t.pix[j] : j * rs;
+    auto y_tile = [&](auto&& f) {
+#pragma GCC unroll 4
+      for (int b = 0; b < NOB; ++b)
+#pragma GCC unroll 14
+        for (int j = 0; j < PW; ++j) f(acc[b][j], ty + b * t.ystride + j * 16);
+    };
+    if (two_level && !t.accumulate) y_tile([](T& v, float* p) { VB::store(p, v); });
+    const float* wp = tw;
+    // One chunk of all the groups, or chunks of `chunk` groups each summed from zero.
+    for (int64_t g0 = 0, g1 = 0; g0 < t.groups; g0 = g1) {
+      g1 = two_level ? std::min(t.groups, g0 + chunk) : t.groups;
+      if (two_level) y_tile([](T& v, float*) { v = VB::zero(); });
+      for (int64_t gi = g0; gi < g1; ++gi) {
+        const float* ap = t.a + t.goff[gi];
+        if constexpr (INNER > 0) {
+          // Each pixel's pointer once per group, the steps at constant displacements from it.
+          // Indexing ap[off[j] + i] instead, GCC kept the 6 x 16 sums off[j] + i on the stack
+          // for the tiles that wrap rows (RS < 0), a load before every broadcast.
+          const float* xp[PW];
+#pragma GCC unroll 14
+          for (int j = 0; j < PW; ++j) xp[j] = ap + off[j];
+          auto step = [&](int i) __attribute__((always_inline)) {
+            T wv[NOB];
+#pragma GCC unroll 4
+            for (int b = 0; b < NOB; ++b) wv[b] = VB::load(wp + b * t.wstride + i * 16);
+#pragma GCC unroll 14
+            for (int j = 0; j < PW; ++j) {
+              const T xv = VB::set1(xp[j][i]);
+#pragma GCC unroll 4
+              for (int b = 0; b < NOB; ++b) acc[b][j] = VB::fmadd(wv[b], xv, acc[b][j]);
+            }
+          };
+          if (gi < t.partial_from) {
+#pragma GCC unroll 16
+            for (int i = 0; i < INNER; ++i) step(i);
+          } else {
+            // A partial channel block (MobileNetV2's 24 channels: 24 steps, not 32).
+            for (int i = 0; i < t.partial_inner; ++i) step(i);
+          }
+          wp += INNER * 16;
+        } else {
+          for (int i = 0; i < t.inner; ++i) {
+            T wv[NOB];
+#pragma GCC unroll 4
+            for (int b = 0; b < NOB; ++b) wv[b] = VB::load(wp + b * t.wstride);
+            const float* ai = ap + i * t.istride;
+#pragma GCC unroll 14
+            for (int j = 0; j < PW; ++j) {
+              const T xv = VB::set1(ai[off[j]]);
+#pragma GCC unroll 4
+              for (int b = 0; b < NOB; ++b) acc[b][j] = VB::fmadd(wv[b], xv, acc[b][j]);
+            }
+            wp += 16;
+          }
+        }
+      }
+      if (two_level) {
+        y_tile([](T& v, float* p) { v = VB::add(v, VB::load(p)); });
+        if (g1 < t.groups) y_tile([](T& v, float* p) { VB::store(p, v); });
+      }
+    }
+    // Y in a local (see store_tile).
+    float* const y = ty;
+    const int64_t ystride = t.ystride;
+    if (!t.finish) {
+#pragma GCC unroll 4
+      for (int b = 0; b < NOB; ++b)
+#pragma GCC unroll 14
+        for (int j = 0; j < PW; ++j) VB::store(y + b * ystride + j * 16, acc[b][j]);
+      continue;
+    }
+    store_tile<NOB, PW>(acc, y, ystride, tz && !t.accumulate && !z_first ? tz : nullptr, partial_b, t.partial_mask,
+                        *t.act);
   }
-  store_tile<NOB, PW>(acc, y, ystride, t.z && !t.accumulate && !z_first ? t.z : nullptr, t.partial_b, t.partial_mask,
-                      *t.act);
 }
 
 // Depthwise: PW pixels of one 16-channel block, taps (ky, kx) at aoff[tap] from a pixel's
@@ -515,15 +530,25 @@ static void conv_task(const NchwcConvPlan& p, const float* x, const float* z, fl
     for_each_tile([&](const float* at, const int64_t* pix, int64_t q, int pw) {
       a.a = at;
       a.pix = pix;
-      for (int64_t ob = ob0; ob < ob1; ob += p.nob) {
+      for (int64_t ob = ob0; ob < ob1;) {
         const int nob = static_cast<int>(std::min<int64_t>(p.nob, ob1 - ob));
-        a.partial_b = ob + nob == p.ocb && p.c_out % 16 ? nob - 1 : -1;
+        // Consecutive full groups of nob blocks in one call (TileArgs::reps), up to a short
+        // last group or a last block run by the half-block tiles.
+        int64_t reps = 1;
+        if (nob == p.nob && !(half_last && ob == p.ocb - 1)) {
+          const int64_t end = half_last && ob1 == p.ocb ? ob1 - 1 : ob1;
+          reps = std::max<int64_t>(1, (end - ob) / p.nob);
+        }
+        a.partial_b = ob + reps * nob == p.ocb && p.c_out % 16 ? nob - 1 : -1;
         const int64_t ybase = ob * out_plane + q * 16;
         a.bias = p.bias.data() + ob * 16;
         a.w = p.w.get() + ob * a.wstride;
         a.y = y + ybase;
         a.z = z ? z + ybase : nullptr;
+        a.reps = reps;
         run_tile(nob, pw, ob);
+        a.reps = 1;
+        ob += reps * nob;
       }
     });
     if (p.post_act)
