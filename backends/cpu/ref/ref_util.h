@@ -94,12 +94,20 @@ inline ConstIntInputs const_inputs_of(const CompileContext& ctx) {
 namespace tessera::ref {
 
 /// A kernel that copies input 0's bytes to output 0 unchanged (Reshape, Flatten, Squeeze,
-/// Unsqueeze: row-major data does not move when only the shape changes).
-inline Result<std::unique_ptr<Kernel>> make_copy_kernel() {
-  return make_fn_kernel([](const KernelContext& k) {
-    if (k.input(0).nbytes()) std::memcpy(k.output(0).data(), k.input(0).data(), k.input(0).nbytes());
+/// Unsqueeze: row-major data does not move when only the shape changes). When input 0
+/// dies at this step the planner gives output 0 its memory (output_may_alias_input), and
+/// the step copies nothing: BERT-base's 48 Reshapes each copied 384 KiB (1.0-1.7 ms a
+/// run).
+class CopyKernel final : public Kernel {
+ public:
+  Status run(const KernelContext& k) const override {
+    const size_t n = k.input(0).nbytes();
+    if (n && k.output(0).data() != k.input(0).data()) std::memcpy(k.output(0).data(), k.input(0).data(), n);
     return Status::ok();
-  });
-}
+  }
+  int output_may_alias_input() const override { return 0; }
+};
+
+inline Result<std::unique_ptr<Kernel>> make_copy_kernel() { return std::unique_ptr<Kernel>(new CopyKernel()); }
 
 }  // namespace tessera::ref
