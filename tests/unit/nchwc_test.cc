@@ -619,7 +619,8 @@ TEST(Nchwc, TasksGiveEachThreadAnEqualShare) {
   };
   const Case cases[] = {{128, 512, 28, 1, 1}, {512, 128, 28, 1, 1}, {512, 256, 28, 1, 1}, {256, 1024, 14, 1, 1},
                         {1024, 256, 14, 1, 1}, {64, 64, 56, 3, 1},   {128, 128, 28, 3, 1},  {512, 512, 7, 3, 1},
-                        {256, 256, 28, 3, 2},  {64, 256, 56, 1, 1},  {32, 96, 112, 1, 1},   {160, 960, 7, 1, 1},  {960, 160, 7, 1, 1}};
+                        {256, 256, 28, 3, 2},  {64, 256, 56, 1, 1},  {32, 96, 112, 1, 1},   {160, 960, 7, 1, 1},  {960, 160, 7, 1, 1},
+                        {24, 512, 56, 3, 1}};
   for (const x86::Isa isa : {x86::Isa::kAvx2, x86::Isa::kAvx512})
     for (int threads : {2, 3})
       for (const Case& c : cases) {
@@ -646,6 +647,9 @@ TEST(Nchwc, TasksGiveEachThreadAnEqualShare) {
           most = std::max(most, share);
           sum += share;
         }
+        // Balancing keeps the rows-outer order where the weights of the unbalanced split
+        // fit it (a review found 24 -> 512 3x3 on 56 x 56 at 3 threads losing it).
+        if (c.c_in == 24 && c.c_out == 512) EXPECT_TRUE(p.rows_outer) << x86::isa_name(isa) << " " << threads << " threads";
         EXPECT_LE(most * threads / sum, threads == 2 ? 1.02 : 1.2) << x86::isa_name(isa) << " " << threads << " threads, " << c.c_in << " -> "
                                              << c.c_out << " k " << c.k << " s " << c.stride << " on " << c.hw << "x" << c.hw
                                              << ": " << rt << " row tasks of " << p.rows_per_task << " rows, "

@@ -161,13 +161,18 @@ bool make_nchwc_conv_plan(x86::Isa isa, const Conv2dGeometry& g0, int64_t c_in, 
   // rows of 112 pixels: 4 rows on one thread, 3 on the other): split the channel blocks
   // among the threads as well, or in other sizes, when that balances better (ResNet-50's
   // 1x1 128 -> 512 on 28 x 28 at 2 threads: imbalance 1.14 -> 1.00; MobileNetV2's 1x1 to
-  // 160 channels on 7 x 7, 10 blocks in tasks of 3: 1.2 -> 1.0).
+  // 160 channels on 7 x 7, 10 blocks in tasks of 3: 1.2 -> 1.0 in tasks of 1).
+  // Per image: run() deals batch x tasks, which only evens out further with more images.
+  // A split whose task weights would outgrow the rows-outer order's budget is not taken
+  // where the current one fits it (that order is worth ~25% on small-weight layers; a
+  // review found 24 -> 512 3x3 on 56 x 56 at 3 threads losing it for 1.125 -> 1.03).
   if (threads > 1 && !depthwise) {
     double best = task_imbalance(g.oh, q.rows_per_task, q.ocb, q.ocb_per_task, threads);
     const int64_t keep = q.ocb_per_task;
-    for (int64_t parts = threads; best > 1.02 && parts <= 4 * threads; parts += threads) {
+    auto outer_fits = [&](int64_t opt) { return opt * k * kNchwcBlock * 4 <= kRowsOuterWeightBytes; };
+    for (int64_t parts = threads; best > 1.02 && parts <= std::max<int64_t>(4 * threads, q.ocb); parts += threads) {
       const int64_t opt = std::max<int64_t>(1, ceil_div(q.ocb, parts));
-      if (opt == keep) continue;
+      if (opt == keep || (outer_fits(keep) && !outer_fits(opt))) continue;
       const double v = task_imbalance(g.oh, q.rows_per_task, q.ocb, opt, threads);
       if (v < best - 0.01) {
         best = v;

@@ -101,7 +101,10 @@ struct NchwcConvPlan {
 /// Builds the plan, for path `isa` (kAvx512 or kAvx2), of one image's geometry g (any
 /// kernel, strides, dilations and leading pads; the output size in g decides the trailing
 /// pads), c_in -> c_out channels; `w` is W (c_out x c_in/group x kh x kw, row-major), `b` B
-/// (c_out) or null; act the fused activation; threads the pool's size (tasks are cut so that it divides their count).
+/// (c_out) or null; act the fused activation; threads the pool's size (tasks are cut so
+/// that each thread gets an equal share of one image's rows x channel blocks where whole
+/// rows and blocks allow: a task count the threads divide, or channel blocks split among
+/// them).
 /// Returns false for what this path does not take: a group that is neither 1 nor depthwise
 /// (group == c_in == c_out), a depthwise conv with a plain X, a stride along W above 2 or
 /// more than kNchwcDwMaxTaps taps, or weights that cannot be allocated.
