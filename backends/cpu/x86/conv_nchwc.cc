@@ -6,6 +6,7 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -292,12 +293,15 @@ class NchwcConvKernel final : public Kernel {
     const int64_t total = batch * tasks;
     ThreadPool* pool = threads > 1 && total > 1 ? ctx.thread_pool : nullptr;
     const int slots = pool ? threads : 1;
-    // Contiguous task ranges per thread: neighbouring tasks share input rows or weights.
+    // Tasks claimed in order at run time, one at a time, by one slot per thread (the slot
+    // owns its tile scratch): a thread whose core is slowed (this machine's busy sibling
+    // hyperthreads) takes fewer tasks instead of holding up the op with an equal share.
+    std::atomic<int64_t> next{0};
     parallel_for(pool, slots, [&](int64_t lo, int64_t hi) {
       for (int64_t slot = lo; slot < hi; ++slot) {
         float* tile = reinterpret_cast<float*>(static_cast<char*>(ctx.scratch) + static_cast<size_t>(slot) * tile_bytes);
-        const int64_t t0 = total * slot / slots, t1 = total * (slot + 1) / slots;
-        for (int64_t t = t0; t < t1; ++t) {
+        for (int64_t t = next.fetch_add(1, std::memory_order_relaxed); t < total;
+             t = next.fetch_add(1, std::memory_order_relaxed)) {
           const int64_t n = t / tasks;
           cpu::nchwc_conv_task(p, x + n * x_image, z ? z + n * y_image : nullptr, y + n * y_image, t % tasks, tile);
         }
