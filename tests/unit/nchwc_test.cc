@@ -605,9 +605,10 @@ void WinogradShapesOnAvx2StayPlain() {
 }
 TEST(Nchwc, WinogradShapesOnAvx2StayPlain) { TSR_FOR_EACH_NCHWC_ISA(WinogradShapesOnAvx2StayPlain); }
 
-// Every thread gets an equal share of a conv's work: the kernel deals each thread a
-// contiguous range of nchwc_conv_tasks() tasks (task t: row range t % row tasks, channel
-// block range t / row tasks), and a share is the sum of rows x blocks over its tasks. With
+// Every thread gets an equal share of a conv's work: dealt as equal contiguous ranges of
+// nchwc_conv_tasks() tasks (task t: row range t % row tasks, channel block range t / row
+// tasks; the shares of equally fast threads, which the kernel's claiming of tasks at run
+// time does not improve on), a share is the sum of rows x blocks over its tasks. With
 // 7 rows (a 1x1 on 28 x 28, run as 7 rows of 112 pixels) and tasks of whole rows, one of 2
 // threads got 4 rows and the other 3 (ResNet-50 has eight such layers). Plans only (no
 // kernel runs), for ResNet-50's and MobileNetV2-like shapes: at 2 threads within 2%; at 3

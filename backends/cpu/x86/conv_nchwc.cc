@@ -29,8 +29,11 @@ constexpr int64_t kRowsOuterWeightBytes = 192 * 1024;
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // The largest thread's share of the work over the mean share, for tasks of rows_per_task
-// rows x ocb_per_task channel blocks dealt out as the kernel's run() does (contiguous task
-// ranges, task t = rows (t % row tasks), blocks (t / row tasks)); work = rows x blocks.
+// rows x ocb_per_task channel blocks (task t = rows (t % row tasks), blocks (t / row
+// tasks); work = rows x blocks) dealt out as equal contiguous ranges of tasks: the shares
+// of equally fast threads. (run() lets the threads claim tasks in order at run time, so
+// that a slowed thread takes fewer; with equal speeds and tasks of unequal size it ends
+// no better balanced than this.)
 double task_imbalance(int64_t oh, int64_t rows_per_task, int64_t ocb, int64_t ocb_per_task, int threads) {
   const int64_t rt = ceil_div(oh, rows_per_task), total = rt * ceil_div(ocb, ocb_per_task);
   double most = 0, sum = 0;
