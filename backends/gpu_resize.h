@@ -54,8 +54,7 @@ inline bool gpu_resize2d_of(const CompileContext& ctx, GpuResize2d* out) {
   if (r.coord < 0) return false;  // tf_crop_and_resize
   r.nearest = resize_nearest_code(p.nearest);
   if (r.h <= 0 || r.w <= 0) return false;
-  r.exact_nearest = !r.linear && p.scales_from_sizes && r.h <= kResizeExactMaxLength && r.w <= kResizeExactMaxLength &&
-                    r.oh <= kResizeExactMaxLength && r.ow <= kResizeExactMaxLength;
+  r.exact_nearest = resize_nearest_exact(p, r.h, r.oh) && resize_nearest_exact(p, r.w, r.ow);
   *out = r;
   return true;
 }

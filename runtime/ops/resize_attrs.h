@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "runtime/ops/op_schema.h"
+#include "runtime/ops/resize_nearest.h"
 
 namespace tessera {
 
@@ -73,6 +74,16 @@ inline int resize_nearest_code(ResizeParams::Nearest n) {
     case N::kSimple: return 4;
   }
   return 0;
+}
+
+/// Whether nearest Resize along an axis of `in` -> `out` takes the exact integer path of
+/// runtime/ops/resize_nearest.h: scales from `sizes`, a transformation other than
+/// tf_crop_and_resize, and both lengths within kResizeExactMaxLength. The CPU reference and
+/// the GPU kernels decide with this (the GPU kernels also check their own 32-bit bound).
+inline bool resize_nearest_exact(const ResizeParams& p, int64_t in, int64_t out) {
+  return p.mode == ResizeParams::Mode::kNearest && p.scales_from_sizes &&
+         p.coord != ResizeParams::Coord::kTfCropAndResize && in <= kResizeExactMaxLength &&
+         out <= kResizeExactMaxLength;
 }
 
 /// Resize (opsets 10..21). `roi`, `scales`, `sizes` are the ValueInfos of those inputs or

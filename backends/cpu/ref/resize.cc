@@ -137,8 +137,7 @@ AxisTaps axis_taps(const P& p, size_t d) {
   a.taps = p.mode == P::Mode::kNearest ? 1 : p.mode == P::Mode::kLinear ? 2 : 4;
   // Nearest with `sizes`: the source index in integer arithmetic, exact at ties
   // (runtime/ops/resize_nearest.h).
-  const bool exact = p.mode == P::Mode::kNearest && p.scales_from_sizes && p.coord != P::Coord::kTfCropAndResize &&
-                     in <= kResizeExactMaxLength && out <= kResizeExactMaxLength;
+  const bool exact = resize_nearest_exact(p, in, out);
   const int coord = resize_coord_code(p.coord), nearest = resize_nearest_code(p.nearest);
   a.idx.resize(static_cast<size_t>(out * a.taps));
   a.w.resize(static_cast<size_t>(out * a.taps));

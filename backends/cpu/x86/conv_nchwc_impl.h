@@ -92,14 +92,14 @@ __attribute__((always_inline)) static T activate(const EpilogueSimd<VB>* e, T r)
 // so reading the fields after each store made GCC reload t.y, t.z and the activation for
 // every vector, and the activation's switch ran per vector (a jump table per store;
 // MobileNetV2's 1x1 24 -> 144, whose tiles have 24 steps, spent ~18% of its time here).
-// The activation is chosen once: None, Relu and Clip inlined, the others via EpilogueSimd.
+// The activation is chosen once per tile (EpilogueSimd::with_activation).
 template <int NOB, int PW>
 __attribute__((always_inline)) static void store_tile(T (&acc)[NOB][PW], float* y, int64_t ystride, const float* z,
                                                       int partial_b, typename VB::Mask partial_mask,
                                                       const EpilogueSimd<VB>& e) {
   const bool affine = e.affine;
   const T scale = e.scale, shift = e.shift;
-  auto finish = [&](auto act) __attribute__((always_inline)) {
+  e.with_activation([&](auto act) __attribute__((always_inline)) {
 #pragma GCC unroll 4
     for (int b = 0; b < NOB; ++b)
 #pragma GCC unroll 16
@@ -111,22 +111,7 @@ __attribute__((always_inline)) static void store_tile(T (&acc)[NOB][PW], float* 
         if (b == partial_b) v = VB::keep(partial_mask, v);
         VB::store(y + b * ystride + j * 16, v);
       }
-  };
-  using Kind = FusedActivation::Kind;
-  switch (e.act) {
-    case Kind::kNone: finish([](T r) __attribute__((always_inline)) { return r; }); break;
-    case Kind::kRelu: {
-      const T zero = VB::zero();
-      finish([zero](T r) __attribute__((always_inline)) { return VB::max(zero, r); });
-      break;
-    }
-    case Kind::kClip: {
-      const T lo = e.p0, hi = e.p1;
-      finish([lo, hi](T r) __attribute__((always_inline)) { return VB::min(hi, VB::max(lo, r)); });
-      break;
-    }
-    default: finish([&e](T r) __attribute__((always_inline)) { return e.activate(r); }); break;
-  }
+  });
 }
 
 // PW pixels x NOB channel blocks. RS: floats between pixels (0: args.rs; -1: pixel j at
@@ -137,6 +122,21 @@ static void conv_tile(const TileArgs& t) {
   // t.reps groups of NOB blocks over the same pixels, one after the other (the input tile
   // stays in L1; one call instead of one per group saves the call and its setup: the
   // driver's loop was 8% of MobileNetV2).
+  // Long reductions (more than kChainTerms products per output) are summed in two levels,
+  // as the SGEMM sums its KC blocks: each chunk of tap groups from zero in registers, then
+  // added to the running total, kept in this tile of Y (in L1). One chain over C_in x taps
+  // had 10-20x the rounding error of the GEMM path and onnxruntime at 14,700 terms (a
+  // fuzzer's deep conv chains went out of tolerance).
+  const int64_t chunk = std::max<int64_t>(1, kChainTerms / (INNER > 0 ? INNER : t.inner));
+  const bool two_level = t.groups > chunk;
+  // Z with the bias, before Y is first written: Y may be Z's own memory (the planner's
+  // in-place residual). In one pass it is added before the store instead, where its loads
+  // do not hold up the FMA chains.
+  const bool z_first = t.z && !t.accumulate && (!t.finish || two_level);
+  const int64_t rs = RS > 0 ? RS : t.rs;
+  int64_t off[PW];  // pixel j's offset
+#pragma GCC unroll 14
+  for (int j = 0; j < PW; ++j) off[j] = RS < 0 ? t.pix[j] : j * rs;
   for (int64_t rep = 0; rep < t.reps; ++rep) {
     const int64_t boff = rep * NOB;
     const float* const tw = t.w + boff * t.wstride;
@@ -144,17 +144,6 @@ static void conv_tile(const TileArgs& t) {
     const float* const tz = t.z ? t.z + boff * t.ystride : nullptr;
     float* const ty = t.y + boff * t.ystride;
     const int partial_b = rep + 1 == t.reps ? t.partial_b : -1;
-    // Long reductions (more than kChainTerms products per output) are summed in two levels,
-    // as the SGEMM sums its KC blocks: each chunk of tap groups from zero in registers, then
-    // added to the running total, kept in this tile of Y (in L1). One chain over C_in x taps
-    // had 10-20x the rounding error of the GEMM path and onnxruntime at 14,700 terms (a
-    // fuzzer's deep conv chains went out of tolerance).
-    const int64_t chunk = std::max<int64_t>(1, kChainTerms / (INNER > 0 ? INNER : t.inner));
-    const bool two_level = t.groups > chunk;
-    // Z with the bias, before Y is first written: Y may be Z's own memory (the planner's
-    // in-place residual). In one pass it is added before the store instead, where its loads
-    // do not hold up the FMA chains.
-    const bool z_first = tz && !t.accumulate && (!t.finish || two_level);
     T acc[NOB][PW];
     if (t.accumulate) {
 #pragma GCC unroll 4
@@ -176,10 +165,6 @@ static void conv_tile(const TileArgs& t) {
         for (int j = 0; j < PW; ++j) acc[b][j] = bv;
       }
     }
-    const int64_t rs = RS > 0 ? RS : t.rs;
-    int64_t off[PW];  // pixel j's offset
-#pragma GCC unroll 14
-    for (int j = 0; j < PW; ++j) off[j] = RS < 0 ? t.pix[j] : j * rs;
     auto y_tile = [&](auto&& f) {
 #pragma GCC unroll 4
       for (int b = 0; b < NOB; ++b)
