@@ -370,7 +370,9 @@ class WinogradConvKernel final : public Kernel {
         const int64_t ty1 = std::min(th, ty0 + block_rows), tiles = (ty1 - ty0) * tw;
         // V[xi] (C x tiles) in sgemm's packed-B layout, `cols` columns (whole panels).
         const int64_t cols = round_up(tiles, nr);
-        run_slots(pool, threads, c_in, [&](int64_t slot, int64_t c0, int64_t c1) {
+        // Each phase's units are claimed at run time (run_slots_claimed), a few per claim:
+        // an equal static share held the layer up whenever one core ran slower.
+        run_slots_claimed(pool, threads, c_in, 8, [&](int64_t slot, int64_t c0, int64_t c1) {
           float* q = reinterpret_cast<float*>(slots + static_cast<size_t>(slot) * (q_slot + gemm_slot));
           for (int64_t c = c0; c < c1; ++c) {
             const int64_t pc = c / kc * kc, depth = std::min(kc, c_in - pc);
@@ -378,7 +380,7 @@ class WinogradConvKernel final : public Kernel {
             input_transform(x + (n * c_in + c) * in_plane, ih, iw, pad_t, pad_l, ty0, ty1, tw, qw, q, row, v_xi);
           }
         });
-        run_slots(pool, threads, kXi, [&](int64_t slot, int64_t x0, int64_t x1) {
+        run_slots_claimed(pool, threads, kXi, 1, [&](int64_t slot, int64_t x0, int64_t x1) {
           void* gs = slots + static_cast<size_t>(slot) * (q_slot + gemm_slot) + q_slot;
           for (int64_t xi = x0; xi < x1; ++xi) {
             cpu::SgemmArgs a;
@@ -393,7 +395,7 @@ class WinogradConvKernel final : public Kernel {
             cpu::sgemm(a, gs, nullptr, 1);
           }
         });
-        run_slots(pool, threads, m_out, [&](int64_t, int64_t m0, int64_t m1) {
+        run_slots_claimed(pool, threads, m_out, 8, [&](int64_t, int64_t m0, int64_t m1) {
           for (int64_t m = m0; m < m1; ++m) {
             const int64_t p = (n * m_out + m) * out_plane;
             output_transform(mm + m * ld, m_out * ld, ty0, ty1, tw, oh, ow, b ? b[m] : 0.f, z ? z + p : nullptr, y + p,

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 
 #include "backends/cpu/thread_pool.h"
@@ -28,6 +29,29 @@ void run_slots(ThreadPool* pool, int slots, int64_t n, F&& f) {
   }
   parallel_for(pool, s, [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) f(i, n * i / s, n * (i + 1) / s);
+  });
+}
+
+/// As run_slots, but the indices are claimed at run time, `chunk` at a time in order, by
+/// one slot per thread (an atomic counter): f(slot, begin, end) runs on each claimed range
+/// [begin, end), several per slot. A thread whose core is slowed (a cloud host's busy
+/// sibling hyperthread) takes fewer chunks instead of holding up the op with an equal
+/// share. Which thread computes an index does not change its result.
+template <typename F>
+void run_slots_claimed(ThreadPool* pool, int slots, int64_t n, int64_t chunk, F&& f) {
+  if (n <= 0) return;
+  chunk = std::max<int64_t>(1, chunk);
+  const int64_t s = std::max<int64_t>(1, std::min<int64_t>(slots, (n + chunk - 1) / chunk));
+  if (s == 1) {
+    f(int64_t{0}, int64_t{0}, n);
+    return;
+  }
+  std::atomic<int64_t> next{0};
+  parallel_for(pool, s, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i)
+      for (int64_t c0 = next.fetch_add(chunk, std::memory_order_relaxed); c0 < n;
+           c0 = next.fetch_add(chunk, std::memory_order_relaxed))
+        f(i, c0, std::min(n, c0 + chunk));
   });
 }
 
