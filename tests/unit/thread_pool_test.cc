@@ -1,6 +1,7 @@
 // ThreadPool: every index covered exactly once, ranges contiguous and balanced, threads
 // reused across calls (no thread per call), nested calls run inline, null pool runs inline.
 #include "backends/cpu/thread_pool.h"
+#include "backends/cpu/x86/parallel_x86.h"
 
 #include <gtest/gtest.h>
 
@@ -9,6 +10,7 @@
 #include <chrono>
 #include <mutex>
 #include <set>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -127,6 +129,53 @@ TEST(ThreadPool, ClaimedChunksCoverEachJobOnce) {
       ASSERT_EQ(calls.load(), static_cast<int>(std::min<int64_t>(n, threads))) << "rep " << rep;
     }
   }
+}
+
+// x86::run_slots_claimed (the Winograd Conv's phases): every index in exactly one range of
+// at most `chunk` (one range of all when one slot is used), slot numbers below the slots
+// used and never in use by two threads at once (a slot owns per-thread scratch); on a null
+// pool all in one call on slot 0.
+TEST(ThreadPool, RunSlotsClaimedCoversEachIndexOncePerSlotScratch) {
+  for (int threads : {1, 2, 3}) {
+    ThreadPool pool(threads);
+    for (int64_t n : {1, 2, 7, 36, 256}) {
+      for (int64_t chunk : {1, 3, 8, 300}) {
+        std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
+        std::vector<std::atomic<int>> in_use(4);
+        std::atomic<bool> overlap{false}, too_long{false}, bad_slot{false};
+        std::atomic<int> calls{0};
+        const int64_t slots_used = std::min<int64_t>(threads, (n + chunk - 1) / chunk);
+        x86::run_slots_claimed(&pool, threads, n, chunk, [&](int64_t slot, int64_t b, int64_t e) {
+          if (slot < 0 || slot >= slots_used) {
+            bad_slot = true;
+            return;
+          }
+          if (in_use[static_cast<size_t>(slot)]++ != 0) overlap = true;
+          if ((slots_used > 1 && e - b > chunk) || e <= b) too_long = true;
+          ++calls;
+          for (int64_t i = b; i < e; ++i) hits[static_cast<size_t>(i)]++;
+          std::this_thread::yield();
+          in_use[static_cast<size_t>(slot)]--;
+        });
+        const std::string what = "threads " + std::to_string(threads) + " n " + std::to_string(n) + " chunk " +
+                                 std::to_string(chunk);
+        EXPECT_FALSE(bad_slot.load()) << what;
+        EXPECT_FALSE(overlap.load()) << what;
+        EXPECT_FALSE(too_long.load()) << what;
+        if (slots_used == 1) EXPECT_EQ(calls.load(), 1) << what;
+        else EXPECT_EQ(calls.load(), (n + chunk - 1) / chunk) << what;
+        for (int64_t i = 0; i < n; ++i) ASSERT_EQ(hits[static_cast<size_t>(i)].load(), 1) << what << " i " << i;
+      }
+    }
+  }
+  int calls = 0;
+  x86::run_slots_claimed(nullptr, 1, 10, 3, [&](int64_t slot, int64_t b, int64_t e) {
+    ++calls;
+    EXPECT_EQ(slot, 0);
+    EXPECT_EQ(b, 0);
+    EXPECT_EQ(e, 10);
+  });
+  EXPECT_EQ(calls, 1);
 }
 
 TEST(ThreadPool, ConcurrentCallersBothFinish) {
