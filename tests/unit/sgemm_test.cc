@@ -69,7 +69,9 @@ std::vector<SgemmIsa> available_isas() {
 }
 
 // Runs one case on one path; returns the number of elements out of bound (reported).
-void check(const Case& cs, SgemmIsa isa, ThreadPool* pool, int threads, uint32_t seed) {
+// `out`, when given, receives C after the product (to compare runs bit for bit).
+void check(const Case& cs, SgemmIsa isa, ThreadPool* pool, int threads, uint32_t seed,
+           std::vector<float>* out = nullptr) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> dist(-1.f, 1.f);
   const int64_t a_rows = cs.ta ? cs.k : cs.m, a_cols = cs.ta ? cs.m : cs.k;
@@ -125,6 +127,7 @@ void check(const Case& cs, SgemmIsa isa, ThreadPool* pool, int threads, uint32_t
   std::fill(scratch + bytes, scratch + bytes + 128, uint8_t{0xA5});
   sgemm(g, scratch, pool, threads);
   for (size_t i = 0; i < 128; ++i) ASSERT_EQ(scratch[bytes + i], 0xA5) << "wrote past its scratch";
+  if (out) *out = c;
 
   const double eps = std::numeric_limits<float>::epsilon();
   int bad = 0;
@@ -316,6 +319,45 @@ TEST(Sgemm, ScratchForALargerProductHoldsASmallerOne) {
       check(c, isa, &pool, 2, seed++);
       check(c, isa, &pool3, 3, seed++);
       check(c, isa, nullptr, 2, seed++);
+    }
+  }
+}
+
+// Cut by columns on 2 or 3 threads with an A that is pre-packed or small enough to pack
+// once for all threads: sgemm's claimed-columns path (A packed by the threads together, then
+// chunks of NR panels claimed at run time). Right against the reference, within the scratch
+// it asked for (also sized for a larger product), and bit-identical to one thread.
+TEST(Sgemm, ClaimedColumnsMatchOneThreadBitForBit) {
+  ThreadPool pool(2), pool3(3);
+  using K = FusedActivation::Kind;
+  std::vector<Case> cases = {
+      {128, 768, 384, false, false, 1.f, 0.f, true, false},   // BERT's products, B packed per call
+      {128, 768, 3072, false, false, 1.f, 0.f, true, false},  // 8 KC blocks, pre-packed B
+      {37, 1000, 900, true, false, 0.5f, 1.f, false, true},   // A transposed, beta 1, Relu
+      {100, 530, 700, false, true, 1.f, 0.f, true, false},    // B transposed, pre-packed A
+      {6, 300, 64, false, false, 1.f, 0.f, false, false},     // one MR panel
+  };
+  cases[1].pack_b = true;
+  cases[1].act = K::kGelu;  // applied per finished block
+  cases[1].addend = true;
+  cases[2].pad = 3;
+  cases[3].pack_a = true;
+  cases[3].row_bias = true;
+  cases[4].plan_m = 64, cases[4].plan_n = 512, cases[4].plan_k = 128;
+  for (SgemmIsa isa : available_isas()) {
+    uint32_t seed = 500;
+    for (const Case& c : cases) {
+      std::vector<float> one, two, three;
+      check(c, isa, nullptr, 1, seed, &one);
+      check(c, isa, &pool, 2, seed, &two);
+      check(c, isa, &pool3, 3, seed, &three);
+      ASSERT_EQ(one.size(), two.size());
+      ASSERT_EQ(one.size(), three.size());
+      EXPECT_EQ(std::memcmp(one.data(), two.data(), one.size() * sizeof(float)), 0)
+          << sgemm_isa_name(isa) << " m=" << c.m << " n=" << c.n << " k=" << c.k << ": 2 threads differ from 1";
+      EXPECT_EQ(std::memcmp(one.data(), three.data(), one.size() * sizeof(float)), 0)
+          << sgemm_isa_name(isa) << " m=" << c.m << " n=" << c.n << " k=" << c.k << ": 3 threads differ from 1";
+      ++seed;
     }
   }
 }

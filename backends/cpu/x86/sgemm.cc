@@ -3,6 +3,7 @@
 #include "backends/cpu/x86/sgemm.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 
 #include "backends/cpu/thread_pool.h"
@@ -194,6 +195,20 @@ int64_t balanced_block(int64_t extent, int64_t max_block, int64_t unit) {
   return round_up((extent + blocks - 1) / blocks, unit);
 }
 
+// The claimed-columns path (sgemm): A packed once for all threads, at most this many bytes
+// of it (BERT-base's 128 x 3072 A of the second feed-forward product: 1.6 MB).
+constexpr size_t kSharedABytes = size_t{2} << 20;
+
+// Bytes of op(A) packed whole (sgemm_pack_a's layout), 64-byte aligned.
+size_t shared_a_bytes(const SgemmKernelInfo& ki, int64_t m, int64_t k) {
+  return align_up(static_cast<size_t>(round_up(std::max<int64_t>(m, 1), ki.mr) * std::max<int64_t>(k, 1)) * sizeof(float));
+}
+
+// Column chunks per thread on the claimed-columns path: enough that a thread slowed for
+// part of the product hands over a share of its columns, few enough that each chunk still
+// covers many NR panels (each chunk reads all of the packed A).
+constexpr int64_t kChunksPerThread = 3;
+
 // C[m0:m1, n0:n1] on one thread with its own packing buffers.
 void sgemm_part(const SgemmArgs& g, const SgemmKernelInfo& ki, const ScratchLayout& lay, uint8_t* scratch, int64_t m0,
                 int64_t m1, int64_t n0, int64_t n1) {
@@ -364,6 +379,9 @@ size_t sgemm_scratch_bytes(int64_t m, int64_t n, int64_t k, int threads, SgemmIs
   const int64_t units = std::max((m + ki.mr - 1) / ki.mr, (n + ki.nr - 1) / ki.nr);
   const int64_t parts = std::max<int64_t>(1, std::min<int64_t>(std::max(threads, 1), units));
   size_t bytes = layout_for(ki, m, n, k).per_thread() * static_cast<size_t>(parts);
+  // After the parts, the claimed-columns path's shared packed A: as large as the largest A
+  // that path takes (at most kSharedABytes), for any product no larger than this one.
+  if (threads > 1) bytes += std::min(kSharedABytes, shared_a_bytes(ki, m, k));
   if (m >= 1) {  // the small-M path may run instead (its own split), for up to kSmallM rows
     const Split sm = small_m_split(ki, n, std::max(threads, 1));
     bytes = std::max(bytes, small_m_bytes(ki, std::min<int64_t>(m, kSmallM), n, sm.parts));
@@ -460,6 +478,47 @@ void sgemm(const SgemmArgs& args, void* scratch, ThreadPool* pool, int max_threa
   const ScratchLayout lay =
       layout_for(ki, use.by_columns ? g.m : max_part(use, g.m), use.by_columns ? max_part(use, g.n) : g.n, g.k);
   uint8_t* base = static_cast<uint8_t*>(scratch);
+  // Columns claimed at run time: with the output cut by columns over 2+ threads and an A
+  // of at most kSharedABytes packed (each chunk reads all of it, so a larger A, a Conv's
+  // weights, keeps the static shares), packed once for all threads unless it already is,
+  // the threads take chunks of about units / (parts x kChunksPerThread) NR panels in order
+  // from a counter, so a thread whose core is slowed (this machine's busy sibling
+  // hyperthreads) takes fewer instead of holding up the product with an equal share. Every
+  // element is computed as on the static path (same KC blocks, same kernels): the results
+  // are bit-identical. (Chunks that each packed A again were 10-20% slower.)
+  const bool claim = pool && use.parts > 1 && use.by_columns && g.k > 0 &&
+                     shared_a_bytes(ki, g.m, g.k) <= kSharedABytes &&
+                     use.units >= 2 * static_cast<int64_t>(use.parts);
+  if (claim) {
+    SgemmArgs gs = g;
+    if (!g.packed_a) {
+      // A packed whole after the parts' scratch (sgemm_scratch_bytes), sgemm_pack_a's
+      // layout, in tasks of (KC block, 8 MR panels) spread over the threads.
+      float* pa = reinterpret_cast<float*>(base + lay.per_thread() * static_cast<size_t>(use.parts));
+      const int64_t a_rs = g.trans_a ? 1 : g.lda, a_cs = g.trans_a ? g.lda : 1, mp = round_up(g.m, ki.mr);
+      const int64_t kblocks = (g.k + ki.kc - 1) / ki.kc, rows_per_task = 8 * ki.mr;
+      const int64_t row_tasks = (g.m + rows_per_task - 1) / rows_per_task;
+      pool->parallel_for(kblocks * row_tasks, [&](int64_t begin, int64_t end) {
+        for (int64_t t = begin; t < end; ++t) {
+          const int64_t pc = t / row_tasks * ki.kc, i0 = t % row_tasks * rows_per_task;
+          const int64_t kc = std::min<int64_t>(ki.kc, g.k - pc), rows = std::min<int64_t>(rows_per_task, g.m - i0);
+          pack_a(g.a + i0 * a_rs + pc * a_cs, a_rs, a_cs, rows, kc, ki, pa + pc * mp + i0 * kc);
+        }
+      });
+      gs.packed_a = pa;
+    }
+    const int64_t chunk = std::max<int64_t>(1, use.units / (use.parts * kChunksPerThread));
+    std::atomic<int64_t> next{0};
+    pool->parallel_for(use.parts, [&](int64_t begin, int64_t end) {
+      for (int64_t t = begin; t < end; ++t) {
+        uint8_t* mine = base + lay.per_thread() * static_cast<size_t>(t);
+        for (int64_t u0 = next.fetch_add(chunk, std::memory_order_relaxed); u0 < use.units;
+             u0 = next.fetch_add(chunk, std::memory_order_relaxed))
+          sgemm_part(gs, ki, lay, mine, 0, g.m, u0 * use.unit, std::min(g.n, (u0 + chunk) * use.unit));
+      }
+    });
+    return;
+  }
   auto run_parts = [&](int64_t begin, int64_t end) {
     for (int64_t t = begin; t < end; ++t) {
       const int64_t u0 = use.units * t / use.parts, u1 = use.units * (t + 1) / use.parts;
