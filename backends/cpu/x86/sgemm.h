@@ -30,7 +30,10 @@
 // Threads: the M x N output is split into as many parts as the pool has threads (whole
 // NR-column panels when N >= M, else whole MR-row panels, so each thread streams the smaller
 // share of the operands); each thread packs its own panels in its own slice of the scratch,
-// so a run allocates nothing.
+// so a run allocates nothing. When the cut is by columns and op(A) packs to at most 2 MiB
+// (a transformer's products: 128 rows), A is packed once by all the threads and the column
+// panels are claimed at run time in chunks (about 3 a thread), so a thread on a slowed core
+// takes fewer; the results are bit-identical to the static parts.
 #pragma once
 
 #include <cstddef>
@@ -138,7 +141,9 @@ struct PackedGroups {
 };
 
 /// Bytes of scratch sgemm() needs for these sizes on `threads` threads with this ISA path
-/// (packed A and B blocks per thread, 64-byte aligned). Depends only on m, n, k, threads
+/// (packed A and B blocks per thread and, for threads > 1, the whole A packed once for the
+/// run-time claimed column chunks, at most 2 MiB of it; 64-byte aligned). Depends only on
+/// m, n, k, threads
 /// and the path, so a kernel can ask at plan time; it also covers every product no larger
 /// in m, n and k on as many threads or fewer (a Conv's narrower last tile).
 size_t sgemm_scratch_bytes(int64_t m, int64_t n, int64_t k, int threads, SgemmIsa isa = SgemmIsa::kAuto);
