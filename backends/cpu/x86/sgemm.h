@@ -143,9 +143,9 @@ struct PackedGroups {
 /// Bytes of scratch sgemm() needs for these sizes on `threads` threads with this ISA path
 /// (packed A and B blocks per thread and, for threads > 1, the whole A packed once for the
 /// run-time claimed column chunks, at most 2 MiB of it; 64-byte aligned). Depends only on
-/// m, n, k, threads
-/// and the path, so a kernel can ask at plan time; it also covers every product no larger
-/// in m, n and k on as many threads or fewer (a Conv's narrower last tile).
+/// m, n, k, threads and the path, so a kernel can ask at plan time; it also covers every
+/// product no larger in m, n and k on as many threads or fewer (a Conv's narrower last
+/// tile).
 size_t sgemm_scratch_bytes(int64_t m, int64_t n, int64_t k, int threads, SgemmIsa isa = SgemmIsa::kAuto);
 
 /// Computes the product above. `scratch` holds sgemm_scratch_bytes(m, n, k, max_threads,
