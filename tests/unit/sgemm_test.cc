@@ -326,7 +326,8 @@ TEST(Sgemm, ScratchForALargerProductHoldsASmallerOne) {
 // Cut by columns on 2 or 3 threads with an A that is pre-packed or small enough to pack
 // once for all threads: sgemm's claimed-columns path (A packed by the threads together, then
 // chunks of NR panels claimed at run time). Right against the reference, within the scratch
-// it asked for (also sized for a larger product), and bit-identical to one thread.
+// it asked for (also sized for a larger product), and bit-identical to one thread, also on
+// 2 threads of a pool of 3.
 TEST(Sgemm, ClaimedColumnsMatchOneThreadBitForBit) {
   ThreadPool pool(2), pool3(3);
   using K = FusedActivation::Kind;
@@ -347,16 +348,19 @@ TEST(Sgemm, ClaimedColumnsMatchOneThreadBitForBit) {
   for (SgemmIsa isa : available_isas()) {
     uint32_t seed = 500;
     for (const Case& c : cases) {
-      std::vector<float> one, two, three;
+      std::vector<float> one, two, three, two_of_three;
       check(c, isa, nullptr, 1, seed, &one);
       check(c, isa, &pool, 2, seed, &two);
       check(c, isa, &pool3, 3, seed, &three);
+      check(c, isa, &pool3, 2, seed, &two_of_three);  // max_threads below the pool's threads
       ASSERT_EQ(one.size(), two.size());
       ASSERT_EQ(one.size(), three.size());
       EXPECT_EQ(std::memcmp(one.data(), two.data(), one.size() * sizeof(float)), 0)
           << sgemm_isa_name(isa) << " m=" << c.m << " n=" << c.n << " k=" << c.k << ": 2 threads differ from 1";
       EXPECT_EQ(std::memcmp(one.data(), three.data(), one.size() * sizeof(float)), 0)
           << sgemm_isa_name(isa) << " m=" << c.m << " n=" << c.n << " k=" << c.k << ": 3 threads differ from 1";
+      EXPECT_EQ(std::memcmp(one.data(), two_of_three.data(), one.size() * sizeof(float)), 0)
+          << sgemm_isa_name(isa) << " m=" << c.m << " n=" << c.n << " k=" << c.k << ": 2 of 3 threads differ from 1";
       ++seed;
     }
   }

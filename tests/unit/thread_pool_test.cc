@@ -12,6 +12,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace tessera {
@@ -134,7 +135,7 @@ TEST(ThreadPool, ClaimedChunksCoverEachJobOnce) {
 // x86::run_slots_claimed (the Winograd Conv's phases): every index in exactly one range of
 // at most `chunk` (one range of all when one slot is used), slot numbers below the slots
 // used and never in use by two threads at once (a slot owns per-thread scratch); on a null
-// pool all in one call on slot 0.
+// pool the chunks in order on slot 0.
 TEST(ThreadPool, RunSlotsClaimedCoversEachIndexOncePerSlotScratch) {
   for (int threads : {1, 2, 3}) {
     ThreadPool pool(threads);
@@ -176,6 +177,14 @@ TEST(ThreadPool, RunSlotsClaimedCoversEachIndexOncePerSlotScratch) {
     EXPECT_EQ(e, 10);
   });
   EXPECT_EQ(calls, 1);
+  // A null pool with several slots: the chunks in order on the calling thread, slot 0.
+  std::vector<std::pair<int64_t, int64_t>> ranges;
+  x86::run_slots_claimed(nullptr, 3, 10, 3, [&](int64_t slot, int64_t b, int64_t e) {
+    EXPECT_EQ(slot, 0);
+    ranges.emplace_back(b, e);
+  });
+  const std::vector<std::pair<int64_t, int64_t>> expected = {{0, 3}, {3, 6}, {6, 9}, {9, 10}};
+  EXPECT_EQ(ranges, expected);
 }
 
 TEST(ThreadPool, ConcurrentCallersBothFinish) {

@@ -36,8 +36,9 @@ void run_slots(ThreadPool* pool, int slots, int64_t n, F&& f) {
 /// one slot per thread (an atomic counter): f(slot, begin, end) runs on each claimed range
 /// [begin, end), several per slot. A thread whose core is slowed (a cloud host's busy
 /// sibling hyperthread) takes fewer chunks instead of holding up the op with an equal
-/// share. When only one slot is used (no pool, one thread, or n <= chunk) f runs once on
-/// [0, n), slot 0. Which thread computes an index does not change its result.
+/// share. When only one slot is used (slots 1, or n <= chunk) f runs once on [0, n), slot
+/// 0; with a null pool the chunks run in order on the calling thread, all on slot 0. Which
+/// thread computes an index does not change its result.
 template <typename F>
 void run_slots_claimed(ThreadPool* pool, int slots, int64_t n, int64_t chunk, F&& f) {
   if (n <= 0) return;

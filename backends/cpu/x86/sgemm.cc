@@ -498,8 +498,11 @@ void sgemm(const SgemmArgs& args, void* scratch, ThreadPool* pool, int max_threa
       const int64_t a_rs = g.trans_a ? 1 : g.lda, a_cs = g.trans_a ? g.lda : 1, mp = round_up(g.m, ki.mr);
       const int64_t kblocks = (g.k + ki.kc - 1) / ki.kc, rows_per_task = 8 * ki.mr;
       const int64_t row_tasks = (g.m + rows_per_task - 1) / rows_per_task;
-      pool->parallel_for(kblocks * row_tasks, [&](int64_t begin, int64_t end) {
-        for (int64_t t = begin; t < end; ++t) {
+      // use.parts ranges of the tasks: at most this run's threads (max_threads), as the
+      // products below.
+      const int64_t tasks = kblocks * row_tasks;
+      pool->parallel_for(use.parts, [&](int64_t pbegin, int64_t pend) {
+        for (int64_t t = tasks * pbegin / use.parts; t < tasks * pend / use.parts; ++t) {
           const int64_t pc = t / row_tasks * ki.kc, i0 = t % row_tasks * rows_per_task;
           const int64_t kc = std::min<int64_t>(ki.kc, g.k - pc), rows = std::min<int64_t>(rows_per_task, g.m - i0);
           pack_a(g.a + i0 * a_rs + pc * a_cs, a_rs, a_cs, rows, kc, ki, pa + pc * mp + i0 * kc);
