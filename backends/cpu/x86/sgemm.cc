@@ -352,20 +352,36 @@ SgemmIsa sgemm_best_isa() {
   return best;
 }
 
-// The small-M path's split of N: whole NR panels, at most `threads` parts.
+// The small-M path's unit of columns: whole NR panels and whole 16-column vectors (the
+// least common multiple). With a row-major B a part's columns past its last whole 16 are
+// summed by a scalar loop, in another order than the vector code; cut at 8 columns (the
+// portable path's NR), 8 columns in the middle of the product took that loop at 2 threads
+// and differed in the last bits from 1 thread (m = 2, n = 786, k = 3,696).
+int64_t small_m_unit(const SgemmKernelInfo& ki) {
+  int64_t a = ki.nr, b = 16;
+  while (b) {
+    const int64_t r = a % b;
+    a = b;
+    b = r;
+  }
+  return ki.nr / a * 16;
+}
+
+// The small-M path's split of N: whole units (small_m_unit), at most `threads` parts.
 Split small_m_split(const SgemmKernelInfo& ki, int64_t n, int threads) {
   Split s;
   s.by_columns = true;
-  s.unit = ki.nr;
-  s.units = (n + ki.nr - 1) / ki.nr;
+  s.unit = small_m_unit(ki);
+  s.units = (n + s.unit - 1) / s.unit;
   s.parts = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(threads, s.units)));
   return s;
 }
 
 // Its accumulators: part t of a split into `parts` takes sgemm_small_m_acc_floats(m, its
-// columns) = m * (its panels * NR + 16) floats, the parts one after another.
+// columns) <= m * (its units * unit + 16) floats, the parts one after another.
 size_t small_m_bytes(const SgemmKernelInfo& ki, int64_t m, int64_t n, int parts) {
-  return align_up(static_cast<size_t>(m * ((n + ki.nr - 1) / ki.nr * ki.nr + 16 * parts)) * sizeof(float));
+  const int64_t unit = small_m_unit(ki);
+  return align_up(static_cast<size_t>(m * ((n + unit - 1) / unit * unit + 16 * parts)) * sizeof(float));
 }
 
 // Every part's blocks are at most the whole product's (A: MC x KC, B: KC x NC, both capped
@@ -465,7 +481,7 @@ void sgemm(const SgemmArgs& args, void* scratch, ThreadPool* pool, int max_threa
     auto run_parts = [&](int64_t begin, int64_t end) {
       for (int64_t t = begin; t < end; ++t) {
         const int64_t u0 = use.units * t / use.parts, u1 = use.units * (t + 1) / use.parts;
-        sgemm_small_m(g, ki.nr, ki.kc, u0 * ki.nr, std::min(g.n, u1 * ki.nr), acc + g.m * (u0 * ki.nr + 16 * t));
+        sgemm_small_m(g, ki.nr, ki.kc, u0 * use.unit, std::min(g.n, u1 * use.unit), acc + g.m * (u0 * use.unit + 16 * t));
       }
     };
     if (use.parts == 1 || !pool) run_parts(0, use.parts);
