@@ -323,13 +323,38 @@ TEST(Sgemm, ScratchForALargerProductHoldsASmallerOne) {
   }
 }
 
+// Each case on every ISA path at 1 thread, then on 2 and 3 threads and on 2 threads of a
+// pool of 3 (max_threads below the pool's): each run right against the reference and within
+// its scratch (check), and every multi-thread C bit-identical to the 1-thread one.
+void expect_threads_bit_identical(const std::vector<Case>& cases, uint32_t first_seed) {
+  ThreadPool pool(2), pool3(3);
+  struct Run {
+    ThreadPool* pool;
+    int threads;
+    const char* what;
+  };
+  const Run runs[] = {{&pool, 2, "2 threads"}, {&pool3, 3, "3 threads"}, {&pool3, 2, "2 of 3 threads"}};
+  for (SgemmIsa isa : available_isas()) {
+    uint32_t seed = first_seed;
+    for (const Case& c : cases) {
+      std::vector<float> one, many;
+      check(c, isa, nullptr, 1, seed, &one);
+      for (const Run& r : runs) {
+        check(c, isa, r.pool, r.threads, seed, &many);
+        ASSERT_EQ(one.size(), many.size());
+        EXPECT_EQ(std::memcmp(one.data(), many.data(), one.size() * sizeof(float)), 0)
+            << sgemm_isa_name(isa) << " m=" << c.m << " n=" << c.n << " k=" << c.k << ": " << r.what
+            << " differ from 1";
+      }
+      ++seed;
+    }
+  }
+}
+
 // Cut by columns on 2 or 3 threads with an A that is pre-packed or small enough to pack
 // once for all threads: sgemm's claimed-columns path (A packed by the threads together, then
-// chunks of NR panels claimed at run time). Right against the reference, within the scratch
-// it asked for (also sized for a larger product), and bit-identical to one thread, also on
-// 2 threads of a pool of 3.
+// chunks of NR panels claimed at run time).
 TEST(Sgemm, ClaimedColumnsMatchOneThreadBitForBit) {
-  ThreadPool pool(2), pool3(3);
   using K = FusedActivation::Kind;
   std::vector<Case> cases = {
       {128, 768, 384, false, false, 1.f, 0.f, true, false},   // BERT's products, B packed per call
@@ -344,34 +369,15 @@ TEST(Sgemm, ClaimedColumnsMatchOneThreadBitForBit) {
   cases[2].pad = 3;
   cases[3].pack_a = true;
   cases[3].row_bias = true;
-  cases[4].plan_m = 64, cases[4].plan_n = 512, cases[4].plan_k = 128;
-  for (SgemmIsa isa : available_isas()) {
-    uint32_t seed = 500;
-    for (const Case& c : cases) {
-      std::vector<float> one, two, three, two_of_three;
-      check(c, isa, nullptr, 1, seed, &one);
-      check(c, isa, &pool, 2, seed, &two);
-      check(c, isa, &pool3, 3, seed, &three);
-      check(c, isa, &pool3, 2, seed, &two_of_three);  // max_threads below the pool's threads
-      ASSERT_EQ(one.size(), two.size());
-      ASSERT_EQ(one.size(), three.size());
-      EXPECT_EQ(std::memcmp(one.data(), two.data(), one.size() * sizeof(float)), 0)
-          << sgemm_isa_name(isa) << " m=" << c.m << " n=" << c.n << " k=" << c.k << ": 2 threads differ from 1";
-      EXPECT_EQ(std::memcmp(one.data(), three.data(), one.size() * sizeof(float)), 0)
-          << sgemm_isa_name(isa) << " m=" << c.m << " n=" << c.n << " k=" << c.k << ": 3 threads differ from 1";
-      EXPECT_EQ(std::memcmp(one.data(), two_of_three.data(), one.size() * sizeof(float)), 0)
-          << sgemm_isa_name(isa) << " m=" << c.m << " n=" << c.n << " k=" << c.k << ": 2 of 3 threads differ from 1";
-      ++seed;
-    }
-  }
+  cases[4].plan_m = 64, cases[4].plan_n = 512, cases[4].plan_k = 128;  // scratch for a larger product
+  expect_threads_bit_identical(cases, 500);
 }
 
-// The small-M path (m <= 4) cut over 2 and 3 threads: bit-identical to one thread. Its
-// parts are cut at whole 16-column vectors: cut at the portable path's 8-column panels, a
-// part's last 8 columns went through the scalar tail and differed in the last bits
-// (found by a review: m = 2, n = 786, k = 3,696, A transposed).
+// The small-M path (m <= 4) cut over threads. Its parts are cut at whole 16-column vectors:
+// cut at the portable path's 8-column panels, a part's last 8 columns went through the
+// scalar tail and differed in the last bits (found by a review: m = 2, n = 786, k = 3,696,
+// A transposed).
 TEST(Sgemm, SmallMMatchesOneThreadBitForBit) {
-  ThreadPool pool(2), pool3(3);
   std::vector<Case> cases = {
       {2, 786, 3696, true, false, 1.f, 0.f, false, false},
       {3, 520, 2000, false, false, 1.f, 0.f, true, false},
@@ -379,20 +385,7 @@ TEST(Sgemm, SmallMMatchesOneThreadBitForBit) {
       {4, 300, 4096, true, false, 0.5f, 1.f, false, false},
   };
   cases[2].pack_b = true;
-  for (SgemmIsa isa : available_isas()) {
-    uint32_t seed = 900;
-    for (const Case& c : cases) {
-      std::vector<float> one, two, three;
-      check(c, isa, nullptr, 1, seed, &one);
-      check(c, isa, &pool, 2, seed, &two);
-      check(c, isa, &pool3, 3, seed, &three);
-      EXPECT_EQ(std::memcmp(one.data(), two.data(), one.size() * sizeof(float)), 0)
-          << sgemm_isa_name(isa) << " m=" << c.m << " n=" << c.n << " k=" << c.k << ": 2 threads differ from 1";
-      EXPECT_EQ(std::memcmp(one.data(), three.data(), one.size() * sizeof(float)), 0)
-          << sgemm_isa_name(isa) << " m=" << c.m << " n=" << c.n << " k=" << c.k << ": 3 threads differ from 1";
-      ++seed;
-    }
-  }
+  expect_threads_bit_identical(cases, 900);
 }
 
 TEST(Sgemm, FewerPoolThreadsThanPlanned) {
