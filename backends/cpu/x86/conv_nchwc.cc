@@ -6,7 +6,6 @@
 #include <sys/mman.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -15,6 +14,7 @@
 #include "backends/cpu/x86/conv_winograd.h"
 #include "backends/cpu/x86/fused_tail.h"
 #include "backends/cpu/x86/isa_x86.h"
+#include "backends/cpu/x86/parallel_x86.h"
 #include "backends/cpu/x86/x86_kernels.h"
 #include "runtime/ops/spatial_attrs.h"
 
@@ -299,15 +299,11 @@ class NchwcConvKernel final : public Kernel {
     // Tasks claimed in order at run time, one at a time, by one slot per thread (the slot
     // owns its tile scratch): a thread whose core is slowed (this machine's busy sibling
     // hyperthreads) takes fewer tasks instead of holding up the op with an equal share.
-    std::atomic<int64_t> next{0};
-    parallel_for(pool, slots, [&](int64_t lo, int64_t hi) {
-      for (int64_t slot = lo; slot < hi; ++slot) {
-        float* tile = reinterpret_cast<float*>(static_cast<char*>(ctx.scratch) + static_cast<size_t>(slot) * tile_bytes);
-        for (int64_t t = next.fetch_add(1, std::memory_order_relaxed); t < total;
-             t = next.fetch_add(1, std::memory_order_relaxed)) {
-          const int64_t n = t / tasks;
-          cpu::nchwc_conv_task(p, x + n * x_image, z ? z + n * y_image : nullptr, y + n * y_image, t % tasks, tile);
-        }
+    run_slots_claimed(pool, slots, total, 1, [&](int64_t slot, int64_t begin, int64_t end) {
+      float* tile = reinterpret_cast<float*>(static_cast<char*>(ctx.scratch) + static_cast<size_t>(slot) * tile_bytes);
+      for (int64_t t = begin; t < end; ++t) {
+        const int64_t n = t / tasks;
+        cpu::nchwc_conv_task(p, x + n * x_image, z ? z + n * y_image : nullptr, y + n * y_image, t % tasks, tile);
       }
     });
     return Status::ok();

@@ -3,10 +3,10 @@
 #include "backends/cpu/x86/sgemm.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cstring>
 
 #include "backends/cpu/thread_pool.h"
+#include "backends/cpu/x86/parallel_x86.h"
 #include "backends/cpu/x86/sgemm_kernels.h"
 #include "backends/cpu/x86/sgemm_small_m.h"
 #ifdef TSR_SGEMM_NEON
@@ -514,11 +514,10 @@ void sgemm(const SgemmArgs& args, void* scratch, ThreadPool* pool, int max_threa
       const int64_t a_rs = g.trans_a ? 1 : g.lda, a_cs = g.trans_a ? g.lda : 1, mp = round_up(g.m, ki.mr);
       const int64_t kblocks = (g.k + ki.kc - 1) / ki.kc, rows_per_task = 8 * ki.mr;
       const int64_t row_tasks = (g.m + rows_per_task - 1) / rows_per_task;
-      // use.parts ranges of the tasks: at most this run's threads (max_threads), as the
+      // In use.parts ranges of the tasks: at most this run's threads (max_threads), as the
       // products below.
-      const int64_t tasks = kblocks * row_tasks;
-      pool->parallel_for(use.parts, [&](int64_t pbegin, int64_t pend) {
-        for (int64_t t = tasks * pbegin / use.parts; t < tasks * pend / use.parts; ++t) {
+      x86::run_slots(pool, use.parts, kblocks * row_tasks, [&](int64_t, int64_t begin, int64_t end) {
+        for (int64_t t = begin; t < end; ++t) {
           const int64_t pc = t / row_tasks * ki.kc, i0 = t % row_tasks * rows_per_task;
           const int64_t kc = std::min<int64_t>(ki.kc, g.k - pc), rows = std::min<int64_t>(rows_per_task, g.m - i0);
           pack_a(g.a + i0 * a_rs + pc * a_cs, a_rs, a_cs, rows, kc, ki, pa + pc * mp + i0 * kc);
@@ -527,14 +526,9 @@ void sgemm(const SgemmArgs& args, void* scratch, ThreadPool* pool, int max_threa
       gs.packed_a = pa;
     }
     const int64_t chunk = std::max<int64_t>(1, use.units / (use.parts * kChunksPerThread));
-    std::atomic<int64_t> next{0};
-    pool->parallel_for(use.parts, [&](int64_t begin, int64_t end) {
-      for (int64_t t = begin; t < end; ++t) {
-        uint8_t* mine = base + lay.per_thread() * static_cast<size_t>(t);
-        for (int64_t u0 = next.fetch_add(chunk, std::memory_order_relaxed); u0 < use.units;
-             u0 = next.fetch_add(chunk, std::memory_order_relaxed))
-          sgemm_part(gs, ki, lay, mine, 0, g.m, u0 * use.unit, std::min(g.n, (u0 + chunk) * use.unit));
-      }
+    x86::run_slots_claimed(pool, use.parts, use.units, chunk, [&](int64_t slot, int64_t u0, int64_t u1) {
+      sgemm_part(gs, ki, lay, base + lay.per_thread() * static_cast<size_t>(slot), 0, g.m, u0 * use.unit,
+                 std::min(g.n, u1 * use.unit));
     });
     return;
   }
