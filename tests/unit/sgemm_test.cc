@@ -195,7 +195,7 @@ std::vector<Case> shapes() {
   int i = 0;
   for (auto& d : {std::array<int64_t, 3>{17, 33, 65}, std::array<int64_t, 3>{29, 45, 300}, std::array<int64_t, 3>{64, 49, 600},
                   std::array<int64_t, 3>{1, 1, 1}, std::array<int64_t, 3>{350, 70, 20},
-                  // More than one MC and KC block on AVX2 and the generic path, more than
+                  // More than one MC block on AVX2, and KC block on the generic path, more than
                   // one NC block on AVX-512: Sigmoid, Tanh and Gelu run on each finished
                   // block (sgemm.cc).
                   std::array<int64_t, 3>{170, 530, 400}}) {
@@ -358,7 +358,7 @@ TEST(Sgemm, ClaimedColumnsMatchOneThreadBitForBit) {
   using K = FusedActivation::Kind;
   std::vector<Case> cases = {
       {128, 768, 384, false, false, 1.f, 0.f, true, false},   // BERT's products, B packed per call
-      {128, 768, 3072, false, false, 1.f, 0.f, true, false},  // 8 KC blocks, pre-packed B
+      {128, 768, 3072, false, false, 1.f, 0.f, true, false},  // 3 KC blocks (AVX2, AVX-512), pre-packed B
       {37, 1000, 900, true, false, 0.5f, 1.f, false, true},   // A transposed, beta 1, Relu
       {100, 530, 700, false, true, 1.f, 0.f, true, false},    // B transposed, pre-packed A
       {6, 300, 64, false, false, 1.f, 0.f, false, false},     // one MR panel

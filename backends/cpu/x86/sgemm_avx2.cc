@@ -250,12 +250,20 @@ void pack_a_panel_6(const float* src, int64_t rs, int64_t cs, int64_t kc, int ro
 
 }  // namespace
 
-// MC x KC of A (120 x 384 x 4 B = 180 KiB) in L2; KC x NR of B (24 KiB) in L1. KC 384
-// instead of 256 loads and stores each C tile fewer times when K is large: BERT at one
-// thread on a Zen 3, alternated runs, min 343-351 against 359-382 ms (KC 512, MC 96: about
-// the same as 384).
+// KC = 1024, as the AVX-512 kernel: a K of up to 1024 (BERT's 768; a 3 x 3 Conv on up to 113
+// channels) is one pass, so each C tile is loaded and stored once, and a K of 3072 takes 3
+// passes instead of 8. The KC x NR panel of B (64 KiB) no longer fits L1 and streams from
+// L2 with the A panel; on a Zen 3 that costs less than the extra passes over C, which did
+// not stay in L2 (a 96 x 2048 C block of a Conv is 768 KiB). MC x KC of A (120 x 1024 x 4 B
+// = 480 KiB) fills the 512 KiB L2; MC 60 was 8% slower on BERT (B then streams from memory
+// once per MC block). Measured in one process, the two settings' sessions alternated run by
+// run (this machine's slow periods hit both alike), pairwise new / old: BERT-base's 8
+// feed-forward pairs at 1 thread 0.948, 0.966, 0.976; BERT 0.985 (1 thread), 0.972 (2);
+// PP-OCRv4 det 0.951 (1), 0.914 (2); rec 0.992, cls 0.998, ResNet-50 1.009 (1) and 1.014 (2),
+// MobileNetV2 1.029 (2): noise. KC 768 and 2048 were between the two; KC 256 and 192 were
+// 2% and 4% slower than 384. SGEMM 1024^3: 81-83% of peak either way.
 SgemmKernelInfo sgemm_avx2_kernel() {
-  return {kMr, kNr, 120, 384, 2048, &ukernel_6x16, /*masked_cols=*/true, &pack_a_panel_6, &pack_b_panel_16};
+  return {kMr, kNr, 120, 1024, 2048, &ukernel_6x16, /*masked_cols=*/true, &pack_a_panel_6, &pack_b_panel_16};
 }
 
 }  // namespace tessera::cpu
