@@ -3,7 +3,8 @@
 // two threads, over 2-D shapes around the tile sizes (1, 7, 8, 15, 16, 17, 31, 32, 33, ...),
 // batched and general permutations (NCHW <-> NHWC, BERT's [B, S, H, D] -> [B, H, S, D] and
 // [B, H, D, S]), size-1 dims, the identity, and element sizes 1, 2, 4 and 8 bytes; plus a
-// 2-D transpose large enough to take the non-temporal-store path.
+// 2-D transpose large enough to take the non-temporal-store path (on AVX2 staged through the
+// kernel's scratch, and without scratch directly).
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -93,7 +94,8 @@ TEST(TransposeX86, MatchesReference) {
 
 TEST(TransposeX86, StreamingStoresLargeMatrix) {
   // 4 Ki x 1 Ki floats (16 MiB, >= kStreamBytes): the non-temporal path, aligned output rows
-  // (and, on a misaligned view of the output, the peeled head rows).
+  // (and, on a misaligned view of the output, the peeled head rows). The Transpose kernel
+  // gives AVX2 its staged path (scratch); run_transpose without scratch, the direct one.
 #if defined(__aarch64__)
   GTEST_SKIP() << "non-temporal stores are an x86 path; the NEON block stores normally";
 #endif
@@ -103,19 +105,32 @@ TEST(TransposeX86, StreamingStoresLargeMatrix) {
     IsaScope scope(isa);
     const x86::TransposePlan p = x86::plan_transpose({4096, 1024}, {1, 0}, 4);
     EXPECT_TRUE(p.stream);
+    const size_t stage = x86::transpose_scratch_bytes(p, 2);
+    EXPECT_EQ(stage, isa == x86::Isa::kAvx2 ? 2 * x86::kStageBytes : 0) << x86::isa_name(isa);
     Tensor x = random_of<float>({4096, 1024}, rng);
     check(x, {1, 0}, &pool, 2, std::string(x86::isa_name(isa)) + " 4096x1024 streaming");
     Tensor y = random_of<float>({1023, 4097}, rng);  // unaligned rows: streaming only where aligned
     check(y, {1, 0}, &pool, 2, std::string(x86::isa_name(isa)) + " 1023x4097 streaming");
-    // dst 4 bytes past a line: run_transpose directly on offset buffers.
-    std::vector<float> src(4096 * 1024 + 16), dst(4096 * 1024 + 32);
+    // dst 4 bytes past a line: run_transpose directly on offset buffers, without and with
+    // the stage scratch (a 4097-row output: the staged rows' unaligned heads and tails).
+    std::vector<float> src(4097 * 1024 + 16), dst(4097 * 1024 + 32);
+    std::vector<float> scratch(stage / sizeof(float) + 16);
+    float* st = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(scratch.data()) + 63) / 64 * 64);
     for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<float>(i);
     float* d = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(dst.data()) + 63) / 64 * 64) + 1;
-    x86::run_transpose(p, src.data() + 3, d, &pool, 2);
-    int bad = 0;
-    for (int64_t r = 0; r < 4096 && bad < 3; ++r)
-      for (int64_t c = 0; c < 1024; ++c)
-        if (d[c * 4096 + r] != src[3 + r * 1024 + c] && ++bad <= 3) ADD_FAILURE() << "offset dst at " << r << ", " << c;
+    for (int64_t rows : {4096, 4097}) {
+      const x86::TransposePlan q = x86::plan_transpose({rows, 1024}, {1, 0}, 4);
+      for (bool staged : {false, true}) {
+        std::fill(dst.begin(), dst.end(), -1.f);
+        x86::run_transpose(q, src.data() + 3, d, &pool, 2, staged ? st : nullptr);
+        int bad = 0;
+        for (int64_t r = 0; r < rows && bad < 3; ++r)
+          for (int64_t c = 0; c < 1024; ++c)
+            if (d[c * rows + r] != src[static_cast<size_t>(3 + r * 1024 + c)] && ++bad <= 3)
+              ADD_FAILURE() << x86::isa_name(isa) << " offset dst, " << rows << " rows, staged " << staged << ", at " << r
+                            << ", " << c;
+      }
+    }
   }
 }
 

@@ -30,8 +30,9 @@ void scalar_block(const T* src, int64_t lds, T* dst, int64_t ldd, int64_t rows, 
     }
 }
 
+// stage: this thread's kStageBytes buffer for the staged AVX2 path, or null.
 template <typename T>
-void run_tile2d(const TransposePlan& p, const T* src, T* dst, int64_t begin, int64_t end) {
+void run_tile2d(const TransposePlan& p, const T* src, T* dst, int64_t begin, int64_t end, float* stage) {
   const int last = p.rank - 1;
   const int64_t a_size = p.dims[last], q_size = p.dims[p.j], lda = p.src_stride[last], ldd = p.dst_stride[p.j];
   const int64_t nrb = (a_size + kBlockRows - 1) / kBlockRows, nqb = (q_size + kBlockCols - 1) / kBlockCols;
@@ -57,6 +58,7 @@ void run_tile2d(const TransposePlan& p, const T* src, T* dst, int64_t begin, int
       if (p.isa == Isa::kNeon) neon::transpose_block(sf, lda, df, ldd, a1 - a0, q1 - q0, p.stream);
 #else
       if (p.isa == Isa::kAvx512) avx512::transpose_block(sf, lda, df, ldd, a1 - a0, q1 - q0, p.stream);
+      else if (p.isa == Isa::kAvx2 && p.stream && stage) avx2::transpose_block_staged(sf, lda, df, ldd, a1 - a0, q1 - q0, stage);
       else if (p.isa == Isa::kAvx2) avx2::transpose_block(sf, lda, df, ldd, a1 - a0, q1 - q0, p.stream);
 #endif
       else scalar_block(s, lda, d, ldd, a1 - a0, q1 - q0);
@@ -66,11 +68,14 @@ void run_tile2d(const TransposePlan& p, const T* src, T* dst, int64_t begin, int
   }
 }
 
+// Threads a plan runs on (each slot with its own stage buffer).
+int transpose_slots(const TransposePlan& p, int threads) { return threads_for(p.numel / 4, threads); }
+
 template <typename T>
-void run_typed(const TransposePlan& p, const T* src, T* dst, ThreadPool* pool, int threads) {
+void run_typed(const TransposePlan& p, const T* src, T* dst, ThreadPool* pool, int threads, void* scratch) {
   // A copy is memory-bound and brief: a thread per 128 Ki elements (512 KiB of floats), so
   // the small transposes of an encoder layer do not pay a thread wake-up.
-  const int slots = threads_for(p.numel / 4, threads);
+  const int slots = transpose_slots(p, threads);
   if (p.kind == TransposePlan::Kind::kCopy) {
     run_slots(pool, slots, p.numel, [&](int64_t, int64_t b, int64_t e) {
       std::memcpy(dst + b, src + b, static_cast<size_t>(e - b) * sizeof(T));
@@ -101,8 +106,9 @@ void run_typed(const TransposePlan& p, const T* src, T* dst, ThreadPool* pool, i
     const int last = p.rank - 1;
     const int64_t tasks = p.numel / (p.dims[last] * p.dims[p.j]) * ((p.dims[last] + kBlockRows - 1) / kBlockRows) *
                           ((p.dims[p.j] + kBlockCols - 1) / kBlockCols);
-    run_slots(pool, slots, tasks, [&](int64_t, int64_t b, int64_t e) {
-      run_tile2d(p, src, dst, b, e);
+    run_slots(pool, slots, tasks, [&](int64_t slot, int64_t b, int64_t e) {
+      float* stage = scratch ? reinterpret_cast<float*>(static_cast<uint8_t*>(scratch) + slot * kStageBytes) : nullptr;
+      run_tile2d(p, src, dst, b, e, stage);
 #if defined(__x86_64__) || defined(_M_X64)
       if (p.stream) _mm_sfence();  // order the non-temporal stores before the caller reads dst
 #endif
@@ -171,12 +177,17 @@ TransposePlan plan_transpose(const std::vector<int64_t>& shape, const std::vecto
   return p;
 }
 
-void run_transpose(const TransposePlan& p, const void* src, void* dst, ThreadPool* pool, int threads) {
+size_t transpose_scratch_bytes(const TransposePlan& p, int threads) {
+  if (p.kind != TransposePlan::Kind::kTile2d || !p.stream || p.isa != Isa::kAvx2) return 0;
+  return kStageBytes * static_cast<size_t>(std::max(1, transpose_slots(p, threads)));
+}
+
+void run_transpose(const TransposePlan& p, const void* src, void* dst, ThreadPool* pool, int threads, void* scratch) {
   switch (p.elem) {
-    case 1: run_typed(p, static_cast<const uint8_t*>(src), static_cast<uint8_t*>(dst), pool, threads); break;
-    case 2: run_typed(p, static_cast<const uint16_t*>(src), static_cast<uint16_t*>(dst), pool, threads); break;
-    case 4: run_typed(p, static_cast<const uint32_t*>(src), static_cast<uint32_t*>(dst), pool, threads); break;
-    default: run_typed(p, static_cast<const uint64_t*>(src), static_cast<uint64_t*>(dst), pool, threads); break;
+    case 1: run_typed(p, static_cast<const uint8_t*>(src), static_cast<uint8_t*>(dst), pool, threads, scratch); break;
+    case 2: run_typed(p, static_cast<const uint16_t*>(src), static_cast<uint16_t*>(dst), pool, threads, scratch); break;
+    case 4: run_typed(p, static_cast<const uint32_t*>(src), static_cast<uint32_t*>(dst), pool, threads, scratch); break;
+    default: run_typed(p, static_cast<const uint64_t*>(src), static_cast<uint64_t*>(dst), pool, threads, scratch); break;
   }
 }
 
@@ -198,10 +209,12 @@ Result<std::unique_ptr<Kernel>> make_Transpose(const CompileContext& ctx) {
   const TransposePlan plan = plan_transpose(in, perm, elem);
   if (plan.rank < 0) return std::unique_ptr<Kernel>();
   const int threads = ctx.threads;
-  return make_fn_kernel([plan, threads](const KernelContext& k) {
-    if (plan.numel > 0) run_transpose(plan, k.input(0).data(), k.output(0).data(), k.thread_pool, threads);
-    return Status::ok();
-  });
+  return make_fn_kernel(
+      [plan, threads](const KernelContext& k) {
+        if (plan.numel > 0) run_transpose(plan, k.input(0).data(), k.output(0).data(), k.thread_pool, threads, k.scratch);
+        return Status::ok();
+      },
+      transpose_scratch_bytes(plan, threads));
 }
 
 }  // namespace tessera::x86

@@ -140,4 +140,21 @@ void transpose_block(const float* src, int64_t lds, float* dst, int64_t ldd, int
   scalar_block(src, lds, dst, ldd, r, rows, 0, cols);
 }
 
+void transpose_block_staged(const float* src, int64_t lds, float* dst, int64_t ldd, int64_t rows, int64_t cols,
+                            float* buf) {
+  // The block into buf (L2) with plain stores, rows of ldb floats (64-byte aligned), then
+  // each output row's `rows` floats streamed out in one contiguous run (head elements
+  // stored plainly until the row is vector-aligned).
+  const int64_t ldb = (rows + 15) / 16 * 16;
+  transpose_block(src, lds, buf, ldb, rows, cols, false);
+  for (int64_t c = 0; c < cols; ++c) {
+    const float* b = buf + c * ldb;
+    float* d = dst + c * ldd;
+    int64_t r = 0;
+    for (; r < rows && !aligned(d + r); ++r) d[r] = b[r];
+    for (; r + kT <= rows; r += kT) store_row(d + r, Vec::load(b + r), true);
+    for (; r < rows; ++r) d[r] = b[r];
+  }
+}
+
 }  // namespace tessera::x86::TSR_X86_ISA
