@@ -119,8 +119,9 @@ void check(const Case& cs, SgemmIsa isa, ThreadPool* pool, int threads, uint32_t
     g.ld_addend = ldc;
   }
   g.act = make_act(cs.act);
+  // A pre-packed B: the smaller scratch without B blocks (the guard below checks it holds).
   const size_t bytes = sgemm_scratch_bytes(std::max(cs.m, cs.plan_m), std::max(cs.n, cs.plan_n), std::max(cs.k, cs.plan_k),
-                                           threads, isa);
+                                           threads, isa, packed_b != nullptr);
   std::vector<uint8_t> scratch_store(bytes + 64 + 256, 0xEE);
   uint8_t* scratch = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(scratch_store.data()) + 63) / 64 * 64);
   // Guard bytes after the scratch: the GEMM must stay within what it asked for.

@@ -104,9 +104,10 @@ Result<std::unique_ptr<Kernel>> make_Gemm(const CompileContext& ctx) {
   if (kern->tail.col_bias >= 0 && kern->c_mode != GemmKernel::CMode::kNone) return std::unique_ptr<Kernel>();
   kern->threads = ctx.threads;
   kern->isa = cpu::sgemm_best_isa();
-  kern->scratch = cpu::sgemm_scratch_bytes(kern->m, kern->n, kern->k, kern->threads, kern->isa);
   const auto& bconst = ctx.input(1).constant;
-  if (bconst && kern->n > 0 && kern->k > 0) {
+  const bool prepack = bconst && kern->n > 0 && kern->k > 0;  // B packed once, below
+  kern->scratch = cpu::sgemm_scratch_bytes(kern->m, kern->n, kern->k, kern->threads, kern->isa, prepack);
+  if (prepack) {
     const size_t floats = cpu::sgemm_packed_b_floats(kern->n, kern->k, kern->isa);
     void* mem = std::aligned_alloc(64, (floats * sizeof(float) + 63) / 64 * 64);
     if (!mem) return out_of_memory(ctx.node.describe() + ": cannot allocate the packed weight");

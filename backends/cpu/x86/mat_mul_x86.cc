@@ -114,7 +114,10 @@ Result<std::unique_ptr<Kernel>> make_MatMul(const CompileContext& ctx) {
     kern->b_off = std::move(g.b_off);
   }
   const int64_t gemm_m = kern->fold_batch ? kern->m * kern->batches : kern->m;
-  kern->scratch = cpu::sgemm_scratch_bytes(gemm_m, kern->n, kern->k, kern->threads, kern->isa);
+  // Weight pre-packing (below): a constant B used by every row of one folded product.
+  const auto& bconst = ctx.input(1).constant;
+  const bool prepack = kern->fold_batch && bconst && kern->n > 0 && kern->k > 0;
+  kern->scratch = cpu::sgemm_scratch_bytes(gemm_m, kern->n, kern->k, kern->threads, kern->isa, prepack);
   // sgemm's own split: a thread per ~2 MFLOP (sgemm.cc); fewer than the threads, and
   // several batches: the batches go over the threads instead.
   const double flops = 2.0 * static_cast<double>(kern->m) * static_cast<double>(kern->n) * static_cast<double>(kern->k);
@@ -123,9 +126,7 @@ Result<std::unique_ptr<Kernel>> make_MatMul(const CompileContext& ctx) {
     kern->slot_bytes = (cpu::sgemm_scratch_bytes(kern->m, kern->n, kern->k, 1, kern->isa) + 63) / 64 * 64;
     kern->scratch = std::max(kern->scratch, kern->slot_bytes * static_cast<size_t>(kern->batch_slots));
   }
-  // Weight pre-packing: a constant B used by every row of a large enough product.
-  const auto& bconst = ctx.input(1).constant;
-  if (kern->fold_batch && bconst && kern->n > 0 && kern->k > 0) {
+  if (prepack) {
     const size_t floats = cpu::sgemm_packed_b_floats(kern->n, kern->k, kern->isa);
     void* mem = std::aligned_alloc(64, (floats * sizeof(float) + 63) / 64 * 64);
     if (!mem) return out_of_memory(ctx.node.describe() + ": cannot allocate the packed weight");

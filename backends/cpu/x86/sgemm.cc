@@ -74,13 +74,15 @@ int64_t mc_limit(const SgemmKernelInfo& ki, int64_t m) {
   return all <= round_up(ki.mc + ki.mc / 4, ki.mr) ? all : ki.mc;
 }
 
-// Sizes for a thread whose part of C is at most m x n.
-ScratchLayout layout_for(const SgemmKernelInfo& ki, int64_t m, int64_t n, int64_t k) {
+// Sizes for a thread whose part of C is at most m x n; no packed B block when B comes
+// pre-packed (SgemmArgs::packed_b).
+ScratchLayout layout_for(const SgemmKernelInfo& ki, int64_t m, int64_t n, int64_t k, bool b_prepacked) {
   const int64_t kc = std::min<int64_t>(ki.kc, std::max<int64_t>(k, 1));
   // Room for the MC of any part of at most m rows (mc_limit, monotonic here).
   const int64_t mc = std::min<int64_t>(round_up(ki.mc + ki.mc / 4, ki.mr), round_up(std::max<int64_t>(m, 1), ki.mr));
   const int64_t nc = std::min<int64_t>(ki.nc, round_up(std::max<int64_t>(n, 1), ki.nr));
-  return {align_up(static_cast<size_t>(mc * kc) * sizeof(float)), align_up(static_cast<size_t>(kc * nc) * sizeof(float)),
+  return {align_up(static_cast<size_t>(mc * kc) * sizeof(float)),
+          b_prepacked ? 0 : align_up(static_cast<size_t>(kc * nc) * sizeof(float)),
           align_up(static_cast<size_t>(ki.mr * ki.nr) * sizeof(float))};
 }
 
@@ -390,11 +392,11 @@ size_t small_m_bytes(const SgemmKernelInfo& ki, int64_t m, int64_t n, int parts)
 // the split of (m, n) itself was not enough: a Conv's last, narrower tile, 100 x 97 after
 // tiles of 100 x 128, is cut by rows where the full tiles were cut by columns, and needed
 // more than the scratch had: memory corruption at 2 threads.)
-size_t sgemm_scratch_bytes(int64_t m, int64_t n, int64_t k, int threads, SgemmIsa isa) {
+size_t sgemm_scratch_bytes(int64_t m, int64_t n, int64_t k, int threads, SgemmIsa isa, bool b_prepacked) {
   const SgemmKernelInfo ki = kernel_for(isa);
   const int64_t units = std::max((m + ki.mr - 1) / ki.mr, (n + ki.nr - 1) / ki.nr);
   const int64_t parts = std::max<int64_t>(1, std::min<int64_t>(std::max(threads, 1), units));
-  size_t bytes = layout_for(ki, m, n, k).per_thread() * static_cast<size_t>(parts);
+  size_t bytes = layout_for(ki, m, n, k, b_prepacked).per_thread() * static_cast<size_t>(parts);
   // After the parts, the claimed-columns path's shared packed A: as large as the largest A
   // that path takes (at most kSharedABytes), for any product no larger than this one.
   if (threads > 1) bytes += std::min(kSharedABytes, shared_a_bytes(ki, m, k));
@@ -492,7 +494,8 @@ void sgemm(const SgemmArgs& args, void* scratch, ThreadPool* pool, int max_threa
   // scratch (sgemm_scratch_bytes).
   const Split use = split_for(ki, g.m, g.n, threads);
   const ScratchLayout lay =
-      layout_for(ki, use.by_columns ? g.m : max_part(use, g.m), use.by_columns ? max_part(use, g.n) : g.n, g.k);
+      layout_for(ki, use.by_columns ? g.m : max_part(use, g.m), use.by_columns ? max_part(use, g.n) : g.n, g.k,
+                 g.packed_b != nullptr);
   uint8_t* base = static_cast<uint8_t*>(scratch);
   // Columns claimed at run time: with the output cut by columns over 2+ threads and an A
   // of at most kSharedABytes packed (each chunk reads all of it, so a larger A, a Conv's

@@ -145,8 +145,11 @@ struct PackedGroups {
 /// run-time claimed column chunks, at most 2 MiB of it; 64-byte aligned). Depends only on
 /// m, n, k, threads and the path, so a kernel can ask at plan time; it also covers every
 /// product no larger in m, n and k on as many threads or fewer (a Conv's narrower last
-/// tile).
-size_t sgemm_scratch_bytes(int64_t m, int64_t n, int64_t k, int threads, SgemmIsa isa = SgemmIsa::kAuto);
+/// tile). b_prepacked: every call passes a pre-packed B (SgemmArgs::packed_b), so no
+/// thread needs a block to pack B into (KC x NC floats: 8 MiB on AVX2); a call without
+/// one would overrun this scratch.
+size_t sgemm_scratch_bytes(int64_t m, int64_t n, int64_t k, int threads, SgemmIsa isa = SgemmIsa::kAuto,
+                           bool b_prepacked = false);
 
 /// Computes the product above. `scratch` holds sgemm_scratch_bytes(m, n, k, max_threads,
 /// isa) bytes, 64-byte aligned; at most max_threads threads of `pool` are used (pool may be
