@@ -170,6 +170,9 @@ std::vector<Case> cases() {
       {"narrow 1 position, 32 channels", {1, 1, 2, 2}, {32, 1, 2, 2}, {}},
       {"narrow 1x1 on 1x1, 3 images (an SE or FC head)", {3, 112, 1, 1}, {86, 112, 1, 1}, {}},
       {"narrow 1x1 stride 2, 4 positions", {1, 16, 4, 4}, {40, 16, 1, 1}, {attr_ints("strides", V{2, 2})}},
+      // 9 positions by 233,472 channels: Y (8 MiB) takes the streamed Transpose, on AVX2
+      // staged in the product's scratch.
+      {"narrow 1x1, 8 MiB output (streamed transpose)", {1, 2, 3, 3}, {233472, 2, 1, 1}, {}},
       {"size-1 spatial", {1, 7, 1, 1}, {9, 7, 1, 1}, {}},
       {"1-D", {2, 5, 37}, {6, 5, 5}, {attr_ints("pads", V{2, 1})}},
       {"1-D stride 3 dilation 2", {1, 4, 50}, {8, 4, 3}, {attr_ints("strides", V{3}), attr_ints("dilations", V{2})}},

@@ -516,7 +516,7 @@ class ConvKernel final : public Kernel {
           for (int64_t i = 0; i < nb_img; ++i) {
             const float* yti = yt + i * out_size * mg;
             float* yi = y + ((n0 + i) * m_out + gi * mg) * out_size;  // mg x out_size
-            run_transpose(yt_transpose, yti, yi, pool, threads);
+            run_transpose(yt_transpose, yti, yi, pool, threads, gemm_scratch);
             if (!z) continue;
             // act(Y + Z): the residual is added after the transpose.
             const float* zi = z + (yi - y);
@@ -907,8 +907,12 @@ Result<std::unique_ptr<Kernel>> make_Conv_gemm(const CompileContext& ctx) {
 #endif
     if (pointwise && kern->narrow_batch == 1) kern->col_bytes = 0;  // X is col (run: in_place)
     kern->yt_bytes = align64(static_cast<size_t>(rows * kern->mg) * sizeof(float));
+    // After col and Y^T: the product's scratch (constant weights come pre-packed, below),
+    // then, the product done, the Transpose's stage buffers in the same bytes.
+    const bool wt_prepacked = ctx.input(1).constant != nullptr;
     kern->scratch = kern->col_bytes + kern->yt_bytes +
-                    align64(cpu::sgemm_scratch_bytes(rows, kern->mg, kern->k_rows, threads, kern->isa));
+                    align64(std::max(cpu::sgemm_scratch_bytes(rows, kern->mg, kern->k_rows, threads, kern->isa, wt_prepacked),
+                                     transpose_scratch_bytes(kern->yt_transpose, threads)));
     if (const auto& wc = ctx.input(1).constant) {
       kern->packed_wt_group_floats = cpu::sgemm_packed_b_floats(kern->mg, kern->k_rows, kern->isa);
       const size_t bytes = align64(kern->packed_wt_group_floats * static_cast<size_t>(kern->group) * sizeof(float));
