@@ -288,6 +288,20 @@ void ConvShapesMatchThePlainKernels() {
   add({2, 16, 16, 13, 11, 7, 2, 1, {3, 3, 3, 3}, true, true, 0, "Clip"});
   add({1, 32, 32, 9, 12, 3, 2, 1, {0, 1, 1, 0}, true, true, 2});
   add({1, 16, 16, 10, 10, 3, 3, 1, {1, 1, 1, 1}, true, false, 0, "", false});
+  // 3x3 stride 1 on channels in multiples of 16 with 16 or more 4x4 output tiles: the
+  // Winograd kernel on blocked values (conv_winograd_nchwc.cc). The fewest tiles (16, its
+  // steps split over the threads), odd planes (partial last tile row and column), pads 0,
+  // 2 and asymmetric (patches wholly in the padding), batch 2, both residuals, activations
+  // with and without a vector form, and 140 tiles in several blocks per thread.
+  add({1, 16, 16, 16, 16, 3, 1, 1, {1, 1, 1, 1}, false, true, 0, "Relu"});
+  add({1, 64, 32, 18, 23, 3, 1, 1, {1, 1, 1, 1}, false, true, 1, "Relu"});
+  add({2, 32, 48, 17, 17, 3, 1, 1, {0, 1, 2, 1}, false, true, 2, "Clip"});
+  add({1, 48, 16, 13, 13, 3, 1, 1, {1, 1, 1, 1}, false, true, 0, "Sigmoid"});
+  add({1, 32, 32, 30, 14, 3, 1, 1, {1, 1, 1, 1}, false, true, 2, "HardSwish"});
+  add({1, 16, 32, 20, 20, 3, 1, 1, {0, 0, 0, 0}, false, true, 0, "LeakyRelu"});
+  add({1, 16, 16, 14, 14, 3, 1, 1, {2, 2, 2, 2}, false, false, 1});
+  add({1, 64, 64, 56, 40, 3, 1, 1, {1, 1, 1, 1}, false, true, 2, "Relu"});
+  add({1, 128, 128, 28, 28, 3, 1, 1, {1, 1, 1, 1}, false, true, 1, "Relu"});
   // Pools on the blocked output: MaxPool (padded, ceil_mode on odd sizes, dilated) keeps
   // it blocked; GlobalAveragePool writes plain.
   {
@@ -340,6 +354,35 @@ void InfInputsLeaveThePaddingLanesFinite() {
   }
 }
 TEST(Nchwc, InfInputsLeaveThePaddingLanesFinite) { TSR_FOR_EACH_NCHWC_ISA(InfInputsLeaveThePaddingLanesFinite); }
+
+// An Inf or NaN in X of a Conv that the NCHW16c Winograd kernel takes: the transforms would
+// spread it over whole tiles (NaN where the direct sum gives Inf), so the run takes the
+// direct tiles instead, as the plain plan's Winograd takes im2col: the same outputs, the
+// same non-finite ones.
+void WinogradInfInputsTakeTheDirectTiles() {
+  Spec s{1, 32, 32, 17, 19, 3, 1, 1, {1, 1, 1, 1}, false, true, 0, ""};
+  for (float bad : {std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN()}) {
+    Built b = build(s, 23, false);
+    b.inputs[0].data_as<float>()[5 * 19 + 7] = bad;  // channel 0, row 5, column 7
+    const Ran want = run(b, false, true, 1);
+    for (int threads : {1, 2}) {
+      const Ran got = run(b, true, true, threads);
+      ASSERT_EQ(got.out.shape(), want.out.shape());
+      int non_finite = 0, mismatched = 0;
+      for (int64_t i = 0; i < want.out.numel(); ++i) {
+        const float a = got.out.data_as<float>()[i], e = want.out.data_as<float>()[i];
+        non_finite += !std::isfinite(e);
+        const bool same = std::isfinite(e) ? std::fabs(a - e) <= 1e-4f * (1.f + std::fabs(e))
+                                           : (std::isnan(e) ? std::isnan(a) : a == e);
+        if (!same && ++mismatched <= 3) ADD_FAILURE() << bad << " threads " << threads << " element " << i << ": got " << a << " want " << e;
+      }
+      // The pre-conv spreads the value over all channels of one pixel; the 3x3 over its
+      // 3 x 3 neighbours: 9 pixels x 32 channels, and no more.
+      EXPECT_EQ(non_finite, 9 * 32) << bad;
+    }
+  }
+}
+TEST(Nchwc, WinogradInfInputsTakeTheDirectTiles) { TSR_FOR_EACH_NCHWC_ISA(WinogradInfInputsTakeTheDirectTiles); }
 
 // The in-place residual (Step::inplace_input) only where the residual dies at the Conv: a
 // chain z -> y1 = Relu(Conv(x) + z) (in place) -> y2 = Relu(Conv(y1) + y1) (y1 is also X:
@@ -592,14 +635,22 @@ void ElementwiseOpsOnBlockedValues() {
 }
 TEST(Nchwc, ElementwiseOpsOnBlockedValues) { TSR_FOR_EACH_NCHWC_ISA(ElementwiseOpsOnBlockedValues); }
 
-// AVX2 leaves a 3x3 conv of 256+ channels both ways that Winograd takes to Winograd in NCHW
-// (conv_nchwc.cc); AVX-512 keeps it blocked. The outputs match the plain plan either way.
+// A 3x3 conv of 256+ channels both ways that Winograd takes runs blocked when the NCHW16c
+// Winograd kernel takes it (channels in multiples of 16); otherwise AVX2 leaves it to
+// Winograd in NCHW (conv_nchwc.cc) and AVX-512 keeps it blocked (the direct tiles). The
+// outputs match the plain plan either way.
 void WinogradShapesOnAvx2StayPlain() {
   Spec s{1, 256, 256, 16, 16, 3, 1, 1, {1, 1, 1, 1}, false, false, 0, "Relu"};  // the only Conv
-  s.blocked = x86::best_isa() == x86::Isa::kAvx512;
+  s.blocked = true;
   check(s, 41);
+  Spec odd = s;  // 260 outputs: not the blocked Winograd kernel's; 36 tiles (NCHW Winograd
+  odd.m = 260;   // takes 32 or more when the SGEMM runs AVX-512)
+  odd.h = odd.w = 24;
+  odd.blocked = x86::best_isa() == x86::Isa::kAvx512;
+  check(odd, 43);
   Spec narrower = s;  // 192 channels in: the direct tiles
   narrower.c = 192;
+  narrower.m = 200;
   narrower.blocked = true;
   check(narrower, 42);
 }
@@ -650,7 +701,9 @@ TEST(Nchwc, TasksGiveEachThreadAnEqualShare) {
         }
         // Balancing keeps the rows-outer order where the weights of the unbalanced split
         // fit it (a review found 24 -> 512 3x3 on 56 x 56 at 3 threads losing it).
-        if (c.c_in == 24 && c.c_out == 512) EXPECT_TRUE(p.rows_outer) << x86::isa_name(isa) << " " << threads << " threads";
+        if (c.c_in == 24 && c.c_out == 512) {
+          EXPECT_TRUE(p.rows_outer) << x86::isa_name(isa) << " " << threads << " threads";
+        }
         EXPECT_LE(most * threads / sum, threads == 2 ? 1.02 : 1.2) << x86::isa_name(isa) << " " << threads << " threads, " << c.c_in << " -> "
                                              << c.c_out << " k " << c.k << " s " << c.stride << " on " << c.hw << "x" << c.hw
                                              << ": " << rt << " row tasks of " << p.rows_per_task << " rows, "

@@ -491,7 +491,9 @@ int nchwc_mode(const CompileContext& ctx) {
     // (ResNet-50's 256-channel 14 x 14 layers at 1 thread: 2.5 against 3.2 ms each); on
     // fewer channels the transforms weigh more and the direct tiles win (64 at 56 x 56,
     // 128 at 28 x 28).
-    if (isa == Isa::kAvx2 && s.c_in >= 256 && s.c_out >= 256 && winograd_heuristic_takes(ctx)) return 0;
+    if (isa == Isa::kAvx2 && s.c_in >= 256 && s.c_out >= 256 && winograd_heuristic_takes(ctx) &&
+        !winograd_nchwc_takes(ctx))
+      return 0;
     // At least one whole block of output channels.
     return s.c_out >= kNchwcBlock ? 1 : 0;
   }
@@ -574,6 +576,7 @@ Result<std::unique_ptr<Kernel>> make_Conv_nchwc(const CompileContext& ctx) {
   k->tasks = cpu::nchwc_conv_tasks(k->p);
   k->addend_input = tail.addend;
   k->tile_bytes = static_cast<size_t>((k->p.tile_floats() + 15) / 16 * 16) * sizeof(float);
+  if (x_blocked && winograd_nchwc_takes(ctx)) return make_Conv_winograd_nchwc(ctx, std::move(k));
   return std::unique_ptr<Kernel>(std::move(k));
 }
 

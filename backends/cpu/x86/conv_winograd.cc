@@ -43,6 +43,7 @@
 #include "backends/cpu/x86/parallel_x86.h"
 #include "backends/cpu/x86/sgemm.h"
 #include "backends/cpu/x86/v16.h"
+#include "backends/cpu/x86/winograd_f43.h"
 #include "runtime/ops/spatial_attrs.h"
 
 namespace tessera::x86 {
@@ -88,30 +89,6 @@ __attribute__((always_inline)) inline void store_panels(const PackedRow& pr, int
     for (int64_t k = 0; k < n; ++k) d[k] = lanes[done + k];
     done += n;
   }
-}
-
-// z = B^T d for six vectors (rows of B^T: [4 0 -5 0 1 0], [0 -4 -4 1 1 0], [0 4 -4 -1 1 0],
-// [0 -2 -1 2 1 0], [0 2 -1 -2 1 0], [0 4 0 -5 0 1]).
-template <class V>
-__attribute__((always_inline)) inline void bt6(V d0, V d1, V d2, V d3, V d4, V d5, V* z) {
-  const V a = d4 - 4.f * d2, b = d3 - 4.f * d1, c = d4 - d2, e = 2.f * (d3 - d1);
-  z[0] = 4.f * d0 - 5.f * d2 + d4;
-  z[1] = a + b;
-  z[2] = a - b;
-  z[3] = c + e;
-  z[4] = c - e;
-  z[5] = 4.f * d1 - 5.f * d3 + d5;
-}
-
-// o = A^T m for six vectors (rows of A^T: [1 1 1 1 1 0], [0 1 -1 2 -2 0], [0 1 1 4 4 0],
-// [0 1 -1 8 -8 1]).
-template <class V>
-__attribute__((always_inline)) inline void at6(V m0, V m1, V m2, V m3, V m4, V m5, V* o) {
-  const V s12 = m1 + m2, d12 = m1 - m2, s34 = m3 + m4, d34 = m3 - m4;
-  o[0] = m0 + s12 + s34;
-  o[1] = d12 + 2.f * d34;
-  o[2] = s12 + 4.f * s34;
-  o[3] = d12 + 8.f * d34 + m5;
 }
 
 // Lane k of the result is element 4k + P of the 64 floats a, b, c, d (the input
@@ -487,7 +464,7 @@ Result<std::unique_ptr<Kernel>> make_Conv_winograd(const CompileContext& ctx, bo
   k->v_bytes = align64(static_cast<size_t>(kXi * k->v_xi) * sizeof(float));
   k->m_bytes = align64(static_cast<size_t>(kXi * k->m_out * k->ld) * sizeof(float));
   k->q_slot = align64(static_cast<size_t>(4 * (4 * k->block_rows + 2) * k->qw + 4 * k->qw) * sizeof(float));
-  k->gemm_slot = align64(cpu::sgemm_scratch_bytes(k->m_out, cols, k->c_in, 1, k->isa));
+  k->gemm_slot = align64(cpu::sgemm_scratch_bytes(k->m_out, cols, k->c_in, 1, k->isa, /*b_prepacked=*/true));
   k->scratch = k->v_bytes + k->m_bytes + (k->q_slot + k->gemm_slot) * static_cast<size_t>(k->threads);
   // U, then packed per xi as sgemm's A (M x C).
   std::unique_ptr<float, void (*)(void*)> u{
@@ -502,5 +479,9 @@ Result<std::unique_ptr<Kernel>> make_Conv_winograd(const CompileContext& ctx, bo
                                        ctx.node.describe()));
   return std::unique_ptr<Kernel>(std::move(k));
 }
+
+bool winograd_all_finite(const float* x, int64_t n) { return all_finite(x, n); }
+
+void winograd_f43_weights(const float* w, int64_t m_out, int64_t c_in, float* u) { transform_weights(w, m_out, c_in, u); }
 
 }  // namespace tessera::x86

@@ -3,6 +3,7 @@
 // NCHW. See conv_winograd.cc for the algorithm, its blocking and its error.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 
 #include "backends/backend.h"
@@ -33,5 +34,29 @@ bool winograd_heuristic_takes(const CompileContext& ctx);
 /// The Conv kernel without Winograd (im2col or 1x1 on the SGEMM, narrow-output, direct and
 /// depthwise paths; conv_x86.cc): make_Conv's choice for everything Winograd does not take.
 Result<std::unique_ptr<Kernel>> make_Conv_gemm(const CompileContext& ctx);
+
+/// When make_Conv_nchwc runs a Conv by the NCHW16c Winograd kernel (conv_winograd_nchwc.cc):
+/// AVX-512F or AVX2+FMA, 2-D 3x3, stride 1, dilation 1, one group, float, constant W, input
+/// and output channels multiples of 16, at least 16 output tiles of 4x4 per image (a 13 x 13
+/// output), and neither TESSERA_WINOGRAD nor TESSERA_WINOGRAD_NCHWC is "0". Whether X is
+/// blocked is not checked (a Conv's X of 16 channels or more is blocked by the planner).
+bool winograd_nchwc_takes(const CompileContext& ctx);
+
+/// The NCHW16c Winograd F(4x4, 3x3) kernel for a Conv that winograd_nchwc_takes, whose X is
+/// blocked: X, Y and the fused residual are NCHW16c ([N, C/16, H, W, 16]); the bias and the
+/// fused tail (residual, activation) as the direct kernel's. `direct` is the direct NCHW16c
+/// kernel of the same node: run instead when X holds Inf or NaN, and returned as it is when
+/// W holds Inf or NaN. Errors: internal (a node it does not take), out of memory (the
+/// transformed weights, 36 * C * M floats).
+Result<std::unique_ptr<Kernel>> make_Conv_winograd_nchwc(const CompileContext& ctx, std::unique_ptr<Kernel> direct);
+
+/// True if x[0 .. n) holds no Inf or NaN (one vectorized pass; the Winograd kernels' check
+/// of X before each run).
+bool winograd_all_finite(const float* x, int64_t n);
+
+/// The F(4x4, 3x3) weight transform U = G w G^T (computed in double, rounded to float) of
+/// the 3x3 filters w (m_out x c_in x 3 x 3, ONNX Conv's W): u[xi][m][c], xi = 6 a + b the
+/// position in the 6x6 transformed filter, 36 * m_out * c_in floats.
+void winograd_f43_weights(const float* w, int64_t m_out, int64_t c_in, float* u);
 
 }  // namespace tessera::x86
