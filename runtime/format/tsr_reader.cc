@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <unordered_map>
 
@@ -403,11 +404,30 @@ class Reader {
 };
 
 /// An mmap of a whole file, unmapped when the last reference goes.
+// The live mappings of read_tsr_file (start, end), for release_mapped_pages.
+std::mutex& mappings_mutex() {
+  static std::mutex m;
+  return m;
+}
+std::map<uintptr_t, uintptr_t>& live_mappings() {
+  static std::map<uintptr_t, uintptr_t> m;
+  return m;
+}
+
 struct Mapping {
   void* addr = nullptr;
   size_t size = 0;
+  void enlist() {
+    std::lock_guard<std::mutex> lock(mappings_mutex());
+    live_mappings()[reinterpret_cast<uintptr_t>(addr)] = reinterpret_cast<uintptr_t>(addr) + size;
+  }
   ~Mapping() {
-    if (addr && addr != MAP_FAILED) ::munmap(addr, size);
+    if (!addr || addr == MAP_FAILED) return;
+    {
+      std::lock_guard<std::mutex> lock(mappings_mutex());
+      live_mappings().erase(reinterpret_cast<uintptr_t>(addr));
+    }
+    ::munmap(addr, size);
   }
 };
 
@@ -459,9 +479,30 @@ Result<std::shared_ptr<Model>> read_tsr_file(const std::string& path, const TsrR
     map->addr = nullptr;
     return io_error("cannot mmap '" + path + "': " + std::strerror(e));
   }
+  map->enlist();
   const void* base = map->addr;
   size_t size = map->size;
-  return read_tsr_buffer(base, size, std::shared_ptr<const void>(map, base), options, path);
+  auto model = read_tsr_buffer(base, size, std::shared_ptr<const void>(map, base), options, path);
+  // Verifying read every byte; what the plan needs is read again (see release_mapped_pages).
+  if (model.is_ok()) release_mapped_pages(base, size);
+  return model;
+}
+
+size_t release_mapped_pages(const void* data, size_t bytes) {
+  static const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  if (!data || bytes == 0 || page == 0) return 0;
+  const uintptr_t p = reinterpret_cast<uintptr_t>(data);
+  if (bytes > UINTPTR_MAX - p) return 0;
+  std::lock_guard<std::mutex> lock(mappings_mutex());
+  const auto& maps = live_mappings();
+  auto it = maps.upper_bound(p);  // the first mapping starting after p
+  if (it == maps.begin()) return 0;
+  --it;  // the last one starting at or before p
+  if (p + bytes > it->second) return 0;  // not wholly inside it
+  const uintptr_t lo = (p + page - 1) / page * page, hi = (p + bytes) / page * page;
+  if (hi <= lo) return 0;
+  if (::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_DONTNEED) != 0) return 0;
+  return hi - lo;
 }
 
 }  // namespace tessera

@@ -10,6 +10,7 @@
 #include "runtime/plan/evaluate.h"
 #include "backends/cpu/thread_pool.h"
 #include "runtime/plan/plan.h"
+#include "tessera/tsr_file.h"
 
 namespace tessera {
 
@@ -640,6 +641,11 @@ class Planner {
     }
     if (!step.kernel)
       return unimplemented(n.describe() + ": no backend can run op " + n.op_type + " with these inputs");
+    // The node's weights from a mapped file: once its kernel is compiled (and has packed
+    // what it packs), their pages leave memory until something reads them again.
+    for (int id : n.inputs)
+      if (id >= 0 && g.values[id].initializer)
+        release_mapped_pages(g.values[id].initializer->data(), g.values[id].initializer->nbytes());
     step.scratch_bytes = step.kernel->scratch_bytes();
     step.inplace_input = step.kernel->output_may_alias_input();
     step.on_device = where != nullptr;

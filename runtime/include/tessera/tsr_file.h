@@ -33,6 +33,17 @@ struct TsrReadOptions {
 /// values that do not exist. kIoError if the file cannot be opened or mapped.
 Result<std::shared_ptr<Model>> read_tsr_file(const std::string& path, const TsrReadOptions& options = {});
 
+/// Drops from this process's resident memory the whole pages of [data, data + bytes) that
+/// lie inside a file mapped by read_tsr_file (madvise MADV_DONTNEED on that read-only
+/// private mapping; the partial pages at either end stay). The next read of such a page
+/// faults it back in, unchanged, from the file (normally still in the page cache), so this
+/// is always safe; memory outside such a mapping (a model read from a buffer, a tensor on
+/// the heap) is left alone. read_tsr_file releases the whole file once it has verified the
+/// checksums, and the planner releases a node's constant inputs once its kernel is
+/// compiled: weights a kernel repacked at plan time (and reads only in its packed copy)
+/// then occupy memory once, not twice. Returns the bytes released (0 when none).
+size_t release_mapped_pages(const void* data, size_t bytes);
+
 /// Reads a .tsr image from memory without copying: tensors point into `data`, which must
 /// stay alive and unchanged while the model (or anything made from it) lives; `keepalive`
 /// (optional) is held by the model for that purpose.
