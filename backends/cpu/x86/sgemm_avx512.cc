@@ -51,7 +51,95 @@ void ukernel_rx32(int64_t kc, const float* a, const float* b, float* c, int64_t 
   const int cols = ep.cols < kNr ? ep.cols : kNr;
   const HalfMasks m = half_masks(cols);
   const int64_t b_step = kStrided ? ep.b_stride : kNr;  // B in place: rows b_stride apart
-  for (int64_t p = 0; p < kc; ++p) {
+  int64_t p = 0;
+  if constexpr (R == kMr && !kStrided) {
+    // A full panel of packed B (the common case): the k loop in inline assembly, four
+    // steps an iteration: 2 loads of B, 14 broadcasts of A and 28 FMAs a step, and per
+    // four steps four prefetches of A 32 steps ahead (four steps read 224 bytes of it) and
+    // two of the next B panel's slice (4 * pf_step <= 32 floats); then the kc % 4 last
+    // steps one at a time. Accumulators zmm0..zmm27, stored to `out` at the end. The loop
+    // below, one step an iteration, issues ~51 instructions per 28 FMAs (2 prefetches and
+    // 4 pointer and counter updates a step), this one ~46. As on AVX2 (sgemm_avx2.cc), it
+    // matters when the core's other hyperthread is busy with another tenant's work and the
+    // core dispatches fewer instructions for this one: gemm_peak on a Xeon (2 vCPUs of a
+    // shared host), three alternated rounds, 1024^3: 80.8-83.6% of peak against 71-77%;
+    // 128^3: 68-73% against 56-66%; BERT at 1 and 2 threads 0.976 of the time (two library
+    // copies alternated in one process). FMAs that broadcast A from memory themselves
+    // ({1to16}: 30 instructions a step) were slower (68-84% at 1024^3): 30 loads per 28
+    // FMAs, the loads became the limit.
+    if (pf_step <= 8) {
+      alignas(64) float out[kMr * kNr];
+      const float* pfp = pf;
+      const int64_t pf_bytes = 16 * pf_step;
+      int64_t groups = kc / 4, rest = kc % 4;
+#define TSR_ROW(AOFF, I, R, C0, C1)                         \
+  "vbroadcastss " #AOFF "+4*" #I "(%[a]), %%zmm" #R "\n\t" \
+  "vfmadd231ps %%zmm28, %%zmm" #R ", %%zmm" #C0 "\n\t"     \
+  "vfmadd231ps %%zmm29, %%zmm" #R ", %%zmm" #C1 "\n\t"
+#define TSR_STEP(ROW, BOFF, AOFF)                                                                         \
+  "vmovaps " #BOFF "(%[b]), %%zmm28\n\t"                                                               \
+  "vmovaps " #BOFF "+64(%[b]), %%zmm29\n\t"                                                            \
+  ROW(AOFF, 0, 30, 0, 1) ROW(AOFF, 1, 31, 2, 3) ROW(AOFF, 2, 30, 4, 5) ROW(AOFF, 3, 31, 6, 7)              \
+  ROW(AOFF, 4, 30, 8, 9) ROW(AOFF, 5, 31, 10, 11) ROW(AOFF, 6, 30, 12, 13) ROW(AOFF, 7, 31, 14, 15)        \
+  ROW(AOFF, 8, 30, 16, 17) ROW(AOFF, 9, 31, 18, 19) ROW(AOFF, 10, 30, 20, 21) ROW(AOFF, 11, 31, 22, 23)    \
+  ROW(AOFF, 12, 30, 24, 25) ROW(AOFF, 13, 31, 26, 27)
+#define TSR_ZERO4(A, B, C, D) "vpxord %%zmm" #A ", %%zmm" #A ", %%zmm" #A "\n\t" "vpxord %%zmm" #B ", %%zmm" #B ", %%zmm" #B "\n\t" \
+  "vpxord %%zmm" #C ", %%zmm" #C ", %%zmm" #C "\n\t" "vpxord %%zmm" #D ", %%zmm" #D ", %%zmm" #D "\n\t"
+#define TSR_STORE4(A, B, C, D) "vmovaps %%zmm" #A ", 64*" #A "(%[o])\n\t" "vmovaps %%zmm" #B ", 64*" #B "(%[o])\n\t" \
+  "vmovaps %%zmm" #C ", 64*" #C "(%[o])\n\t" "vmovaps %%zmm" #D ", 64*" #D "(%[o])\n\t"
+#define TSR_LOOP(ROW)                                                                                         \
+  asm volatile(TSR_ZERO4(0, 1, 2, 3) TSR_ZERO4(4, 5, 6, 7) TSR_ZERO4(8, 9, 10, 11) TSR_ZERO4(12, 13, 14, 15)   \
+               TSR_ZERO4(16, 17, 18, 19) TSR_ZERO4(20, 21, 22, 23) TSR_ZERO4(24, 25, 26, 27)                 \
+               "test %[n], %[n]\n\t"                                                                        \
+               "jz 2f\n\t"                                                                                  \
+               ".p2align 5\n\t"                                                                             \
+               "1:\n\t"                                                                                     \
+               "prefetcht0 1792(%[a])\n\t"                                                                  \
+               "prefetcht0 1856(%[a])\n\t"                                                                  \
+               "prefetcht0 1920(%[a])\n\t"                                                                  \
+               "prefetcht0 1984(%[a])\n\t"                                                                  \
+               "prefetcht1 (%[pf])\n\t"                                                                     \
+               "prefetcht1 64(%[pf])\n\t"                                                                   \
+               "add %[pfb], %[pf]\n\t"                                                                      \
+               TSR_STEP(ROW, 0, 0) TSR_STEP(ROW, 128, 56) TSR_STEP(ROW, 256, 112) TSR_STEP(ROW, 384, 168)    \
+               "add $224, %[a]\n\t"                                                                         \
+               "add $512, %[b]\n\t"                                                                         \
+               "dec %[n]\n\t"                                                                               \
+               "jnz 1b\n\t"                                                                                 \
+               "2:\n\t"                                                                                     \
+               "test %[r], %[r]\n\t"                                                                        \
+               "jz 4f\n\t"                                                                                  \
+               "3:\n\t"                                                                                     \
+               "prefetcht0 1792(%[a])\n\t"                                                                  \
+               TSR_STEP(ROW, 0, 0)                                                                            \
+               "add $56, %[a]\n\t"                                                                          \
+               "add $128, %[b]\n\t"                                                                         \
+               "dec %[r]\n\t"                                                                               \
+               "jnz 3b\n\t"                                                                                 \
+               "4:\n\t"                                                                                     \
+               TSR_STORE4(0, 1, 2, 3) TSR_STORE4(4, 5, 6, 7) TSR_STORE4(8, 9, 10, 11) TSR_STORE4(12, 13, 14, 15) \
+               TSR_STORE4(16, 17, 18, 19) TSR_STORE4(20, 21, 22, 23) TSR_STORE4(24, 25, 26, 27)              \
+               : [a] "+r"(a), [b] "+r"(b), [pf] "+r"(pfp), [n] "+r"(groups), [r] "+r"(rest)                   \
+               : [pfb] "r"(pf_bytes), [o] "r"(out)                                                           \
+               : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10",     \
+                 "xmm11", "xmm12", "xmm13", "xmm14", "xmm15", "xmm16", "xmm17", "xmm18", "xmm19", "xmm20",   \
+                 "xmm21", "xmm22", "xmm23", "xmm24", "xmm25", "xmm26", "xmm27", "xmm28", "xmm29", "xmm30",   \
+                 "xmm31", "memory", "cc")
+      TSR_LOOP(TSR_ROW);
+#undef TSR_LOOP
+#undef TSR_STORE4
+#undef TSR_ZERO4
+#undef TSR_STEP
+#undef TSR_ROW
+#pragma GCC unroll 14
+      for (int i = 0; i < R; ++i) {
+        acc[i][0] = _mm512_load_ps(out + i * kNr);
+        acc[i][1] = _mm512_load_ps(out + i * kNr + 16);
+      }
+      p = kc;
+    }
+  }
+  for (; p < kc; ++p) {
     // acc[i][v] += a[p][i] * b[p][16v .. 16v+15]; A's panel 32 steps ahead towards L1 (it
     // runs on into the next panel, which follows it in the packed block): a pre-packed A
     // (a Conv's weights, ResNet-50's 9 MiB late layers) streams from memory, where the
