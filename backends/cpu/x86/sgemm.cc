@@ -3,6 +3,7 @@
 #include "backends/cpu/x86/sgemm.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 
 #include "backends/cpu/thread_pool.h"
@@ -346,6 +347,12 @@ bool sgemm_isa_available(SgemmIsa isa) {
 
 SgemmIsa sgemm_best_isa() {
   static const SgemmIsa best = [] {
+    // TESSERA_X86_ISA narrows the choice as it does the other kernels' (isa_x86.cc): avx2
+    // runs the AVX2 micro-kernel on an AVX-512 CPU, scalar the portable one.
+    if (const char* e = std::getenv("TESSERA_X86_ISA")) {
+      if (std::strcmp(e, "avx2") == 0 && sgemm_isa_available(SgemmIsa::kAvx2)) return SgemmIsa::kAvx2;
+      if (std::strcmp(e, "scalar") == 0) return SgemmIsa::kGeneric;
+    }
     if (sgemm_isa_available(SgemmIsa::kAvx512)) return SgemmIsa::kAvx512;
     if (sgemm_isa_available(SgemmIsa::kAvx2)) return SgemmIsa::kAvx2;
     if (sgemm_isa_available(SgemmIsa::kNeon)) return SgemmIsa::kNeon;

@@ -57,7 +57,8 @@ const char* sgemm_isa_name(SgemmIsa isa);
 /// True if this build has the path and this CPU can run it (kAuto and kGeneric: always).
 bool sgemm_isa_available(SgemmIsa isa);
 /// The path kAuto picks on this CPU: AVX-512F, else AVX2+FMA (x86-64); NEON (aarch64); else
-/// generic.
+/// generic. The environment variable TESSERA_X86_ISA=avx2 (or scalar), read once, narrows
+/// it as it does the other x86 kernels' (a benchmark of the AVX2 path on an AVX-512 CPU).
 SgemmIsa sgemm_best_isa();
 
 struct SgemmArgs {
