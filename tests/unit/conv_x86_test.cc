@@ -296,6 +296,22 @@ TEST(ConvX86, WinogradInfAndNaNInputsMatchTheReference) {
     }
     EXPECT_EQ(nonfinite, 16 * 9) << bad << ": the 9 outputs per channel that read the pixel";
   }
+  // Finite X large enough for the transforms to overflow (V up to 100 |x|, the output
+  // transform up to 361 times M): 1e37 gave NaN where the reference is about 1e37; such X
+  // runs the fallback too (winograd_input_limit), finite and close to the reference.
+  {
+    Tensor x = random_tensor({1, 16, 16, 16}, rng), w = random_tensor({16, 16, 3, 3}, rng);
+    for (int64_t i = 0; i < x.numel(); ++i) x.data_as<float>()[i] *= 1e37f;
+    for (int64_t i = 0; i < w.numel(); ++i) w.data_as<float>()[i] /= 12.f;  // |sum| <= 1.2e38
+    auto want = run_op(spec, {&x, &w}, {1});
+    auto got = run_op_with(wino, spec, {&x, &w}, {1});
+    ASSERT_TRUE(want.is_ok() && got.is_ok());
+    for (int64_t i = 0; i < want.value()[0].numel(); ++i) {
+      const float ev = want.value()[0].data_as<float>()[i], av = got.value()[0].data_as<float>()[i];
+      ASSERT_TRUE(std::isfinite(ev)) << "element " << i;
+      EXPECT_NEAR(av, ev, 1e-4 * std::fabs(ev) + 1e32) << "huge X, element " << i;
+    }
+  }
   // Non-finite weights: Winograd declines (make_Conv then takes the im2col kernel).
   Tensor x = random_tensor({1, 16, 16, 16}, rng), w = random_tensor({16, 16, 3, 3}, rng);
   w.data_as<float>()[7] = INFINITY;

@@ -384,6 +384,30 @@ void WinogradInfInputsTakeTheDirectTiles() {
 }
 TEST(Nchwc, WinogradInfInputsTakeTheDirectTiles) { TSR_FOR_EACH_NCHWC_ISA(WinogradInfInputsTakeTheDirectTiles); }
 
+// Finite inputs large enough for the transforms to overflow (V is up to 100 |x|, the output
+// transform multiplies by up to 361): X of magnitude 1e35 gave NaN on every output where
+// the direct sum is about 1e36 (found by a helper's attack, at 1e37). Such inputs run the
+// direct tiles (winograd_input_limit); the outputs are finite and match the plain plan.
+void WinogradHugeFiniteInputsTakeTheDirectTiles() {
+  Spec s{1, 16, 16, 16, 16, 3, 1, 1, {1, 1, 1, 1}, false, false, 0, ""};
+  Built b = build(s, 29, false);
+  for (int64_t i = 0; i < b.inputs[0].numel(); ++i) b.inputs[0].data_as<float>()[i] *= 1e35f;
+  const Ran want = run(b, false, true, 1);
+  for (int threads : {1, 2}) {
+    const Ran got = run(b, true, true, threads);
+    ASSERT_EQ(got.out.shape(), want.out.shape());
+    int bad = 0;
+    for (int64_t i = 0; i < want.out.numel(); ++i) {
+      const float a = got.out.data_as<float>()[i], e = want.out.data_as<float>()[i];
+      ASSERT_TRUE(std::isfinite(e)) << "the plain plan should be finite (element " << i << ")";
+      if (!(std::fabs(a - e) <= 1e-4f * std::fabs(e) + 1e30f) && ++bad <= 3)
+        ADD_FAILURE() << "threads " << threads << " element " << i << ": got " << a << " want " << e;
+    }
+    EXPECT_EQ(bad, 0);
+  }
+}
+TEST(Nchwc, WinogradHugeFiniteInputsTakeTheDirectTiles) { TSR_FOR_EACH_NCHWC_ISA(WinogradHugeFiniteInputsTakeTheDirectTiles); }
+
 // The in-place residual (Step::inplace_input) only where the residual dies at the Conv: a
 // chain z -> y1 = Relu(Conv(x) + z) (in place) -> y2 = Relu(Conv(y1) + y1) (y1 is also X:
 // not in place, the Conv reads rows of y1 that other rows' outputs would overwrite) ->

@@ -35,8 +35,10 @@
 #include "backends/cpu/x86/conv_winograd.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 
 #include "backends/cpu/thread_pool.h"
 #include "backends/cpu/x86/fused_tail.h"
@@ -165,25 +167,36 @@ __attribute__((always_inline)) inline void interleave4(V16x4 o0, V16x4 o1, V16x4
   out[3] = transpose4(o0.d, o1.d, o2.d, o3.d);
 }
 
-// True if x[0 .. n) holds no Inf or NaN: x - x is 0 for finite x and NaN otherwise, summed
-// over 16 lanes (a NaN anywhere makes the sum NaN, which is not equal to itself).
+// True if every |x[i]| <= limit, x[0 .. n) (no Inf, no NaN): x - x is 0 for finite x and
+// NaN otherwise, summed over 16 lanes (a NaN anywhere makes the sum NaN, which is not equal
+// to itself), and the largest |x| kept per lane.
 template <class V>
-__attribute__((always_inline)) inline bool all_finite_body(const float* x, int64_t n) {
-  V acc = {};
+__attribute__((always_inline)) inline bool all_within_body(const float* x, int64_t n, float limit) {
+  const V zero = {};
+  V acc = {}, big = {};
   int64_t i = 0;
   for (; i + 16 <= n; i += 16) {
     const V v = load<V>(x + i);
     acc += v - v;
+    const V a = lt_select(v, zero, zero - v, v);
+    big = gt_select(a, big, a, big);
   }
-  float tail = 0.f;
-  for (; i < n; ++i) tail += x[i] - x[i];
-  alignas(64) float lanes[16];
+  float tail = 0.f, most = 0.f;
+  for (; i < n; ++i) {
+    tail += x[i] - x[i];
+    most = std::max(most, std::fabs(x[i]));
+  }
+  alignas(64) float lanes[16], maxes[16];
   store16(lanes, acc);
+  store16(maxes, big);
   float s = tail;
-  for (int k = 0; k < 16; ++k) s += lanes[k];
-  return s == s;
+  for (int k = 0; k < 16; ++k) {
+    s += lanes[k];
+    most = std::max(most, maxes[k]);
+  }
+  return s == s && most <= limit;
 }
-TSR_V16_VARIANTS(, bool, all_finite, (const float* x, int64_t n), (x, n))
+TSR_V16_VARIANTS(, bool, all_within, (const float* x, int64_t n, float limit), (x, n, limit))
 
 // Input transform of one channel for the tile rows [ty0, ty1):
 //   V[xi] column t (xi = 6 * r + c, t = (ty - ty0) * tw + tx) = (B^T d B)[r][c],
@@ -326,13 +339,14 @@ class WinogradConvKernel final : public Kernel {
   cpu::SgemmIsa isa = cpu::SgemmIsa::kAuto;
   cpu::PackedGroups packed_u;  // per xi: U[xi] (M x C) packed as sgemm's A
   size_t v_bytes = 0, m_bytes = 0, q_slot = 0, gemm_slot = 0, scratch = 0;
+  float x_limit = 0.f;               // winograd_input_limit: larger |X| runs the fallback
   std::unique_ptr<Kernel> fallback;  // make_Conv_gemm's kernel: for inputs with Inf or NaN
 
   size_t scratch_bytes() const override { return std::max(scratch, fallback->scratch_bytes()); }
 
   Status run(const KernelContext& ctx) const override {
     const float* x = ctx.input(0).data_as<float>();
-    if (!all_finite(x, batch * c_in * ih * iw)) return fallback->run(ctx);
+    if (!all_within(x, batch * c_in * ih * iw, x_limit)) return fallback->run(ctx);
     const float* b = has_bias ? ctx.input(2).data_as<float>() : nullptr;
     const float* z = addend_input >= 0 ? ctx.input(static_cast<size_t>(addend_input)).data_as<float>() : nullptr;
     float* y = ctx.output(0).data_as<float>();
@@ -471,16 +485,30 @@ Result<std::unique_ptr<Kernel>> make_Conv_winograd(const CompileContext& ctx, bo
       static_cast<float*>(std::malloc(static_cast<size_t>(kXi * k->c_in * k->m_out) * sizeof(float))), &std::free};
   if (!u) return out_of_memory(ctx.node.describe() + ": cannot allocate the Winograd-transformed weights");
   const float* w = ctx.input(1).constant->data_as<float>();
-  if (!all_finite(w, k->m_out * k->c_in * 9)) return decline();  // see conv_winograd.h
+  if (!all_within(w, k->m_out * k->c_in * 9, std::numeric_limits<float>::max())) return decline();  // conv_winograd.h
   TSR_ASSIGN_OR_RETURN(k->fallback, make_Conv_gemm(ctx));
   if (!k->fallback) return decline();
   transform_weights(w, k->m_out, k->c_in, u.get());
+  k->x_limit = winograd_input_limit(u.get(), kXi * k->c_in * k->m_out, k->c_in);
+  if (!(k->x_limit > 0.f)) return decline();
   TSR_RETURN_IF_ERROR(k->packed_u.pack(u.get(), kXi, k->m_out * k->c_in, k->c_in, false, k->m_out, k->c_in, k->isa,
                                        ctx.node.describe()));
   return std::unique_ptr<Kernel>(std::move(k));
 }
 
-bool winograd_all_finite(const float* x, int64_t n) { return all_finite(x, n); }
+bool winograd_all_within(const float* x, int64_t n, float limit) { return all_within(x, n, limit); }
+
+float winograd_input_limit(const float* u, int64_t n, int64_t c_in) {
+  double most = 0;
+  for (int64_t i = 0; i < n; ++i) most = std::max(most, std::fabs(static_cast<double>(u[i])));
+  if (!std::isfinite(most)) return 0.f;
+  const double big = std::numeric_limits<float>::max();
+  // |V| <= 100 max|X| (B^T's rows sum to at most 10 in absolute value, applied twice);
+  // |M| <= C max|V| max|U|; |Y - bias| <= 361 max|M| (A^T's rows: at most 19). The limit
+  // keeps every intermediate at most half the float range (and V so when U is 0).
+  const double limit = std::min(big / 200.0, big / (2.0 * 100.0 * 361.0 * static_cast<double>(c_in) * most));
+  return static_cast<float>(limit);
+}
 
 void winograd_f43_weights(const float* w, int64_t m_out, int64_t c_in, float* u) { transform_weights(w, m_out, c_in, u); }
 

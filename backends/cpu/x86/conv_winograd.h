@@ -23,8 +23,9 @@ namespace tessera::x86 {
 /// so one Inf becomes NaN (Inf - Inf) and one NaN reaches all 16 outputs of its tiles, where
 /// the direct sum gives Inf, or NaN on the 9 outputs that read it (as onnxruntime). So the
 /// kernel declines weights that are not all finite, and each run first checks X (one
-/// vectorized pass) and, if X holds Inf or NaN, runs the im2col kernel (make_Conv_gemm,
-/// compiled alongside) instead.
+/// vectorized pass) and, if X holds Inf or NaN or a magnitude past winograd_input_limit
+/// (where the transforms could overflow), runs the im2col kernel (make_Conv_gemm, compiled
+/// alongside) instead.
 Result<std::unique_ptr<Kernel>> make_Conv_winograd(const CompileContext& ctx, bool heuristic);
 
 /// True when make_Conv_winograd(ctx, /*heuristic=*/true) would take the node (before its
@@ -50,9 +51,17 @@ bool winograd_nchwc_takes(const CompileContext& ctx);
 /// transformed weights, 36 * C * M floats).
 Result<std::unique_ptr<Kernel>> make_Conv_winograd_nchwc(const CompileContext& ctx, std::unique_ptr<Kernel> direct);
 
-/// True if x[0 .. n) holds no Inf or NaN (one vectorized pass; the Winograd kernels' check
-/// of X before each run).
-bool winograd_all_finite(const float* x, int64_t n);
+/// True if every |x[i]| <= limit for x[0 .. n), so none is Inf or NaN (one vectorized pass;
+/// the Winograd kernels' check of X before each run).
+bool winograd_all_within(const float* x, int64_t n, float limit);
+
+/// The largest |X| for which F(4x4, 3x3) with these transformed weights u (n floats, c_in
+/// input channels) cannot overflow in any intermediate (V, the 36 products' partial sums,
+/// the output transform), bounded by the transforms' absolute row sums; 0 when u holds
+/// Inf or NaN. Larger inputs (finite ones near 1e33 and up) run the direct kernel, whose sum
+/// overflows only where the true result does: Winograd had turned X = 1e37 into NaN
+/// everywhere where the direct sum is about 1e37.
+float winograd_input_limit(const float* u, int64_t n, int64_t c_in);
 
 /// The F(4x4, 3x3) weight transform U = G w G^T (computed in double, rounded to float) of
 /// the 3x3 filters w (m_out x c_in x 3 x 3, ONNX Conv's W): u[xi][m][c], xi = 6 a + b the

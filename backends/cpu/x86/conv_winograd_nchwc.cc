@@ -25,14 +25,16 @@
 // (input tiles, the 36 GEMMs, output tiles), one shared V and M.
 //
 // Error: as the NCHW kernel's (a few times the direct sum's rounding error; about 1e-6 of
-// sum |x||w| on random data). Inf and NaN: as the NCHW kernel, weights must be finite, and a
-// run whose X holds Inf or NaN runs the direct NCHW16c kernel instead (conv_winograd.h).
+// sum |x||w| on random data). Inf, NaN and overflow: as the NCHW kernel, weights must be
+// finite, and a run whose X holds Inf, NaN or a magnitude past winograd_input_limit runs
+// the direct NCHW16c kernel instead (conv_winograd.h).
 //
 // The vector code is written on GCC vectors of 16 floats (v16.h), built for AVX-512F and
 // AVX2 (the NCHW16c layout's ISAs) with TSR_V16_VARIANTS.
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -191,7 +193,8 @@ class WinogradNchwcKernel final : public Kernel {
   std::unique_ptr<float, void (*)(void*)> packed_u{nullptr, &std::free};
   size_t u_xi = 0;  // floats per packed U[xi]^T (64-byte multiple)
   size_t v_bytes = 0, m_bytes = 0, g_bytes = 0, scratch = 0;
-  std::unique_ptr<Kernel> fallback;  // the direct NCHW16c kernel: for X with Inf or NaN
+  float x_limit = 0.f;               // winograd_input_limit: larger |X| runs the fallback
+  std::unique_ptr<Kernel> fallback;  // the direct NCHW16c kernel: for X with Inf, NaN or too large
 
   size_t scratch_bytes() const override { return std::max(scratch, fallback->scratch_bytes()); }
   // Z is read per output element just before that element is written, by the same thread.
@@ -213,7 +216,7 @@ class WinogradNchwcKernel final : public Kernel {
 
   Status run(const KernelContext& ctx) const override {
     const float* x = ctx.input(0).data_as<float>();
-    if (!winograd_all_finite(x, batch * g.c_in * g.ih * g.iw)) return fallback->run(ctx);
+    if (!winograd_all_within(x, batch * g.c_in * g.ih * g.iw, x_limit)) return fallback->run(ctx);
     const float* z = addend_input >= 0 ? ctx.input(static_cast<size_t>(addend_input)).data_as<float>() : nullptr;
     float* y = ctx.output(0).data_as<float>();
     ThreadPool* pool = threads > 1 ? ctx.thread_pool : nullptr;
@@ -310,7 +313,7 @@ Result<std::unique_ptr<Kernel>> make_Conv_winograd_nchwc(const CompileContext& c
     return internal_error(ctx.node.describe() + ": the NCHW16c Winograd kernel was asked for a Conv it does not take");
   const float* w = ctx.input(1).constant->data_as<float>();
   const WncGeometry& g = k->g;
-  if (!winograd_all_finite(w, g.c_out * g.c_in * 9)) return direct;  // see conv_winograd.h
+  if (!winograd_all_within(w, g.c_out * g.c_in * 9, std::numeric_limits<float>::max())) return direct;  // see conv_winograd.h
   FusedTail tail;
   if (!read_fused_tail(ctx, /*allow_col_bias=*/false, &tail)) return direct;
   k->fallback = std::move(direct);
@@ -356,6 +359,8 @@ Result<std::unique_ptr<Kernel>> make_Conv_winograd_nchwc(const CompileContext& c
   k->packed_u.reset(static_cast<float*>(std::aligned_alloc(64, kXi * k->u_xi * sizeof(float))));
   if (!u || !k->packed_u) return out_of_memory(ctx.node.describe() + ": cannot allocate the Winograd-transformed weights");
   winograd_f43_weights(w, g.c_out, g.c_in, u.get());
+  k->x_limit = winograd_input_limit(u.get(), kXi * g.c_out * g.c_in, g.c_in);
+  if (!(k->x_limit > 0.f)) return std::move(k->fallback);
   for (int64_t xi = 0; xi < kXi; ++xi)
     cpu::sgemm_pack_b(u.get() + xi * plane, g.c_in, /*trans_b=*/true, g.c_in, g.c_out, k->isa,
                       k->packed_u.get() + xi * k->u_xi);
