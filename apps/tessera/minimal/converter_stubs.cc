@@ -10,8 +10,9 @@ namespace tessera {
 
 namespace {
 Status no_converter(const std::string& what) {
-  return unimplemented(what + ": this tessera was built without the converter (TESSERA_MINIMAL); "
-                       "convert on a full build and use .npy tensors");
+  return unimplemented(what + ": this tessera was built without the converter (TESSERA_MINIMAL=ON); "
+                       "convert with a full build (configure with -DTESSERA_MINIMAL=OFF, the default, in its own "
+                       "build folder) and give this one the .tsr file and .npy tensors");
 }
 }  // namespace
 
