@@ -45,6 +45,9 @@ class Kernel {
   /// element after writing it), e.g. a fused residual that the output accumulates onto in
   /// place; -1: none. The planner decides; the kernel must work either way.
   virtual int output_may_alias_input() const { return -1; }
+  /// The method, when a node's op has several (e.g. "Winograd F(4x4, 3x3) on NCHW16c"), for
+  /// the plan's placement lines (`tessera run -v`); nullptr: nothing to say.
+  virtual const char* algorithm() const { return nullptr; }
 };
 
 /// An activation the planner fused into the node that produces its input (see Epilogue).

@@ -671,7 +671,9 @@ class Planner {
       scope.names[plan_.values[id].name] = id;
       step.outputs.push_back(id);
     }
-    plan_.placements.push_back(std::string(depth_ * 2, ' ') + n.describe() + fused_desc + " -> " + step.backend);
+    const char* algorithm = step.kernel->algorithm();
+    plan_.placements.push_back(std::string(depth_ * 2, ' ') + n.describe() + fused_desc +
+                               (algorithm ? std::string(" by ") + algorithm : std::string()) + " -> " + step.backend);
     plan_.steps.push_back(std::move(step));
     return Status::ok();
   }

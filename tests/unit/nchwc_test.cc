@@ -185,6 +185,19 @@ void check(const Spec& s, uint32_t seed) {
     bool blocked = false;
     for (const std::string& p : got.placements) blocked = blocked || p.find("NCHW16c") != std::string::npos;
     EXPECT_EQ(blocked, s.blocked) << what << ": NCHW16c expected " << s.blocked;
+    // The blocked Winograd kernel takes exactly the 3x3 stride-1 convs on channels in
+    // multiples of 16 with 16+ output tiles (the placement line names the method).
+    const int64_t oh = (s.h + s.pads[0] + s.pads[2] - s.dilation * (s.k - 1) - 1) / s.stride + 1;
+    const int64_t ow = (s.w + s.pads[1] + s.pads[3] - s.dilation * (s.k - 1) - 1) / s.stride + 1;
+    const bool winograd = s.blocked && !s.depthwise && s.k == 3 && s.stride == 1 && s.dilation == 1 && s.c % 16 == 0 &&
+                          s.m % 16 == 0 && ((oh + 3) / 4) * ((ow + 3) / 4) >= 16;
+    int conv_lines = 0;
+    for (const std::string& p : got.placements) {
+      if (p.find("Conv node 'conv'") == std::string::npos) continue;
+      ++conv_lines;
+      EXPECT_EQ(p.find("by Winograd F(4x4, 3x3) on NCHW16c") != std::string::npos, winograd) << what << ": " << p;
+    }
+    EXPECT_EQ(conv_lines, 1) << what;
     // A blocked Conv's residual (another Conv's output, or the graph input's blocked copy)
     // dies at the Add: the output takes its memory.
     EXPECT_EQ(got.in_place, s.blocked && s.residual ? 1 : 0) << what << ": in-place residual steps";

@@ -288,6 +288,7 @@ class NchwcConvKernel final : public Kernel {
   // store), so Y may be Z's memory, as onnxruntime's NCHWc Conv accumulates onto its Sum
   // input.
   int output_may_alias_input() const override { return addend_input; }
+  const char* algorithm() const override { return p.depthwise ? "depthwise NCHW16c tiles" : "direct NCHW16c tiles"; }
 
   Status run(const KernelContext& ctx) const override {
     const float* x = ctx.input(0).data_as<float>();

@@ -343,6 +343,7 @@ class WinogradConvKernel final : public Kernel {
   std::unique_ptr<Kernel> fallback;  // make_Conv_gemm's kernel: for inputs with Inf or NaN
 
   size_t scratch_bytes() const override { return std::max(scratch, fallback->scratch_bytes()); }
+  const char* algorithm() const override { return "Winograd F(4x4, 3x3)"; }
 
   Status run(const KernelContext& ctx) const override {
     const float* x = ctx.input(0).data_as<float>();

@@ -199,6 +199,7 @@ class WinogradNchwcKernel final : public Kernel {
   size_t scratch_bytes() const override { return std::max(scratch, fallback->scratch_bytes()); }
   // Z is read per output element just before that element is written, by the same thread.
   int output_may_alias_input() const override { return addend_input; }
+  const char* algorithm() const override { return "Winograd F(4x4, 3x3) on NCHW16c"; }
 
   void gemm(int64_t xi, int64_t rows, const float* v, float* m, void* gs) const {
     cpu::SgemmArgs a;
