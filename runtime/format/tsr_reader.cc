@@ -403,7 +403,6 @@ class Reader {
   std::vector<SegmentView> segments_;
 };
 
-/// An mmap of a whole file, unmapped when the last reference goes.
 // The live mappings of read_tsr_file (start, end), for release_mapped_pages.
 std::mutex& mappings_mutex() {
   static std::mutex m;
@@ -414,6 +413,7 @@ std::map<uintptr_t, uintptr_t>& live_mappings() {
   return m;
 }
 
+/// An mmap of a whole file, unmapped when the last reference goes.
 struct Mapping {
   void* addr = nullptr;
   size_t size = 0;

@@ -78,6 +78,10 @@ int add_input(Built& b, const std::string& name, const Shape& shape, std::mt1993
   return x;
 }
 
+// The Conv under test's output height and width.
+int64_t out_h(const Spec& s) { return (s.h + s.pads[0] + s.pads[2] - s.dilation * (s.k - 1) - 1) / s.stride + 1; }
+int64_t out_w(const Spec& s) { return (s.w + s.pads[1] + s.pads[3] - s.dilation * (s.k - 1) - 1) / s.stride + 1; }
+
 Built build(const Spec& s, uint32_t seed, bool magnitude) {
   std::mt19937 rng(seed);
   Built b;
@@ -97,8 +101,7 @@ Built build(const Spec& s, uint32_t seed, bool magnitude) {
                      int1("group", group)};
   g.nodes.push_back(conv);
   cur = y;
-  const int64_t oh = (s.h + s.pads[0] + s.pads[2] - s.dilation * (s.k - 1) - 1) / s.stride + 1;
-  const int64_t ow = (s.w + s.pads[1] + s.pads[3] - s.dilation * (s.k - 1) - 1) / s.stride + 1;
+  const int64_t oh = out_h(s), ow = out_w(s);
   if (s.residual) {
     int z = -1;
     if (s.residual == 1) {
@@ -187,8 +190,7 @@ void check(const Spec& s, uint32_t seed) {
     EXPECT_EQ(blocked, s.blocked) << what << ": NCHW16c expected " << s.blocked;
     // The blocked Winograd kernel takes exactly the 3x3 stride-1 convs on channels in
     // multiples of 16 with 16+ output tiles (the placement line names the method).
-    const int64_t oh = (s.h + s.pads[0] + s.pads[2] - s.dilation * (s.k - 1) - 1) / s.stride + 1;
-    const int64_t ow = (s.w + s.pads[1] + s.pads[3] - s.dilation * (s.k - 1) - 1) / s.stride + 1;
+    const int64_t oh = out_h(s), ow = out_w(s);
     const bool winograd = s.blocked && !s.depthwise && s.k == 3 && s.stride == 1 && s.dilation == 1 && s.c % 16 == 0 &&
                           s.m % 16 == 0 && ((oh + 3) / 4) * ((ow + 3) / 4) >= 16;
     int conv_lines = 0;

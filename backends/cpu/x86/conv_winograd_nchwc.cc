@@ -337,7 +337,6 @@ Result<std::unique_ptr<Kernel>> make_Conv_winograd_nchwc(const CompileContext& c
   // (U 2.4 MB) and 256-channel 14 x 14 (U 9.4 MB) one block; the 14 x 14 in blocks of 6
   // tiles ran 1.3x slower than in NCHW in the whole model (U read 3 times a run).
   k->tile_split = k->tiles >= 12 * k->threads;
-  if (const char* env = std::getenv("TESSERA_WINOGRAD_NCHWC_SPLIT")) k->tile_split = std::strcmp(env, "steps") != 0;
   const int64_t mr = cpu::sgemm_blocking(k->isa).mr;
   const double per_tile = static_cast<double>(kXi * (g.c_in + g.c_out) * sizeof(float));
   const double u_bytes = static_cast<double>(kXi * g.c_in * g.c_out * sizeof(float));
@@ -345,9 +344,7 @@ Result<std::unique_ptr<Kernel>> make_Conv_winograd_nchwc(const CompileContext& c
   const int64_t tb_l2 = std::max<int64_t>(mr, static_cast<int64_t>(kBlockBytes / per_tile) / mr * mr);
   const double l2_cost = static_cast<double>((share + tb_l2 - 1) / tb_l2) * u_bytes;
   const double one_cost = u_bytes + (static_cast<double>(share) * per_tile > kBlockBytes ? 2 * share * per_tile : 0.0);
-  int64_t tb = one_cost < l2_cost ? share : tb_l2;
-  if (const char* env = std::getenv("TESSERA_WINOGRAD_NCHWC_TILES"); env && std::atoi(env) > 0) tb = std::atoi(env);
-  k->tb = std::min(tb, k->tiles);
+  k->tb = std::min(one_cost < l2_cost ? share : tb_l2, k->tiles);
   k->v_bytes = align64(static_cast<size_t>(kXi * k->tb * g.c_in) * sizeof(float));
   k->m_bytes = align64(static_cast<size_t>(kXi * k->tb * g.c_out) * sizeof(float));
   k->g_bytes = align64(cpu::sgemm_scratch_bytes(k->tb, g.c_out, g.c_in, 1, k->isa, /*b_prepacked=*/true));
